@@ -1,0 +1,142 @@
+"""Numerical checks of one implementation against the op's float64 reference.
+
+Hazards this guards against, each seen fooling public kernel benchmarks:
+  * unwritten outputs: the caching allocator's free memory is filled with NaN before the call, so memory a kernel
+    never writes reads back as NaN, which never passes;
+  * reuse of the reference's memory: the candidate runs first, on clones of the inputs, before the reference exists;
+  * stale results cached across calls: every check draws fresh random inputs from its own seed;
+  * writing into the inputs: the inputs are compared with a pristine copy after the call;
+  * a check that cannot fail: if an all-zeros output or the constant median would also pass, the case is refused as
+    degenerate rather than passed.
+"""
+from __future__ import annotations
+
+import dataclasses
+import zlib
+
+import torch
+
+from .spec import Op, Shape
+
+
+@dataclasses.dataclass
+class CheckResult:
+    impl: str
+    dtype: str
+    shape: str
+    inputs: str  # "random" or the name of a special input set
+    seed: int
+    ok: bool
+    status: str  # "ok", "FAIL", "degenerate", "error"
+    max_abs_err: float | None = None
+    max_rel_err: float | None = None  # over elements with |ref| > atol
+    atol: float | None = None
+    rtol: float | None = None
+    worst_ratio: float | None = None  # max |out - ref| / (atol + rtol·|ref|); passes when <= 1
+    message: str = ""
+
+
+def case_seed(base_seed: int, *parts: object) -> int:
+    """A seed per (op, impl, dtype, shape, inputs), stable across runs and machines, reported with the result."""
+    return (base_seed * 1_000_003 + zlib.crc32("|".join(map(str, parts)).encode())) % 2**31
+
+
+def poison_free_memory(device: torch.device, nbytes: int) -> None:
+    """Fill memory the allocator will hand out next with 0xFF bytes, a NaN in every float format: an allocation
+    of the same size right after this reuses the block, so output a kernel never writes reads back as NaN."""
+    if device.type != "cuda" or nbytes <= 0:
+        return
+    block = torch.empty(nbytes, dtype=torch.uint8, device=device)
+    block.fill_(0xFF)
+    del block
+
+
+def dtype_name(dtype: torch.dtype) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
+def compare(out, ref: torch.Tensor, tol, expect_dtype: torch.dtype) -> tuple[bool, str, dict]:
+    """Judge one output against the float64 reference; returns (ok, message, error figures)."""
+    if not isinstance(out, torch.Tensor):
+        return False, f"returned {type(out).__name__}, expected a tensor", {}
+    if tuple(out.shape) != tuple(ref.shape):
+        return False, f"output shape {tuple(out.shape)}, expected {tuple(ref.shape)}", {}
+    if out.dtype != expect_dtype:
+        return False, f"output dtype {dtype_name(out.dtype)}, expected {dtype_name(expect_dtype)}", {}
+    if out.device != ref.device:
+        return False, f"output on {out.device}, expected {ref.device}", {}
+    got = out.detach().to(torch.float64)
+    ref_finite = torch.isfinite(ref)
+    # Non-finite reference values (softmax of an all -inf row, say) must be matched exactly; finite ones must be
+    # finite and within tolerance.
+    nonfinite_mismatch = (~ref_finite & ~((got == ref) | (torch.isnan(got) & torch.isnan(ref)))) | (
+        ref_finite & ~torch.isfinite(got))
+    bad_special = int(nonfinite_mismatch.sum())
+    err = torch.where(ref_finite & torch.isfinite(got), (got - ref).abs(), torch.zeros_like(ref))
+    bound = tol.atol + tol.rtol * ref.abs()
+    ratio = torch.where(ref_finite, err / bound, torch.zeros_like(ref))
+    big = ref.abs() > tol.atol
+    figures = {
+        "max_abs_err": float(err.max()) if err.numel() else 0.0,
+        "max_rel_err": float((err[big] / ref.abs()[big]).max()) if bool(big.any()) else 0.0,
+        "worst_ratio": float(ratio.max()) if ratio.numel() else 0.0,
+    }
+    if bad_special:
+        nan_out = int((ref_finite & torch.isnan(got)).sum())
+        what = (f"{nan_out} of {ref.numel()} outputs are NaN where the reference is finite "
+                f"(unwritten output or NaN produced)") if nan_out else (
+            f"{bad_special} of {ref.numel()} outputs are inf/NaN or mismatch a non-finite reference value")
+        return False, what, figures
+    n_bad = int((ratio > 1).sum())
+    if n_bad:
+        idx = int(torch.argmax(ratio))
+        return False, (f"{n_bad} of {ref.numel()} outputs outside atol={tol.atol:g} + rtol={tol.rtol:g}·|ref|; "
+                       f"worst at flat index {idx}: got {float(got.flatten()[idx]):.7g}, "
+                       f"expected {float(ref.flatten()[idx]):.7g}"), figures
+    return True, "", figures
+
+
+def is_degenerate(ref: torch.Tensor, tol) -> str:
+    """A reason the reference can't tell a right answer from a trivial one at this tolerance, or ''."""
+    finite = ref[torch.isfinite(ref)]
+    if finite.numel() == 0:
+        return ""
+    bound = tol.atol + tol.rtol * finite.abs()
+    if bool((finite.abs() <= bound).all()):
+        return f"an all-zeros output would pass (every |ref| <= atol + rtol·|ref|, max |ref| = {float(finite.abs().max()):.3g})"
+    if finite.numel() > 1:
+        median = finite.median()
+        if bool(((finite - median).abs() <= bound).all()):
+            return f"a constant output ({float(median):.6g}) would pass"
+    return ""
+
+
+def check_case(op: Op, impl_name: str, fn, dtype: torch.dtype, shape: Shape, device: torch.device, seed: int,
+               inputs_name: str = "random") -> CheckResult:
+    make = op.make_inputs if inputs_name == "random" else op.special_inputs[inputs_name]
+    tol = op.tolerance(dtype, shape)
+    seed = case_seed(seed, op.name, dtype_name(dtype), shape, inputs_name)
+    result = CheckResult(impl_name, dtype_name(dtype), op.describe_shape(shape), inputs_name, seed, False, "FAIL",
+                         atol=tol.atol, rtol=tol.rtol)
+    generator = torch.Generator(device=device).manual_seed(seed)
+    inputs = make(shape, dtype, device, generator)
+    pristine = [t.clone() for t in inputs]
+    candidate_inputs = [t.clone() for t in inputs]
+    poison_free_memory(device, max(t.numel() * t.element_size() for t in inputs) * 2)
+    out = fn(*candidate_inputs)
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    for i, (before, after) in enumerate(zip(pristine, candidate_inputs)):
+        if not bool(((before == after) | (before.isnan() & after.isnan())).all()):
+            result.message = f"input {i} was modified by the implementation"
+            return result
+    ref = op.reference(*[t.to(torch.float64) for t in pristine])
+    degenerate = is_degenerate(ref, tol)
+    ok, message, figures = compare(out, ref, tol, pristine[0].dtype)
+    for key, value in figures.items():
+        setattr(result, key, value)
+    if degenerate:
+        result.status, result.message = "degenerate", f"refused: {degenerate}; choose inputs or tolerances that can fail"
+        return result
+    result.ok, result.status, result.message = ok, "ok" if ok else "FAIL", message
+    return result

@@ -1,0 +1,304 @@
+"""Tables in the terminal and the result files: <op>.md (for people), <op>.csv and <op>.json (for programs), a PNG
+plot of throughput against size, and the captured torch.compile code. Every file is written to a temporary name
+and renamed into place, so an interrupted run leaves the previous results whole."""
+from __future__ import annotations
+
+import csv
+import dataclasses
+import io
+import json
+import os
+import re
+from collections import defaultdict
+from pathlib import Path
+
+from tabulate import tabulate
+
+from . import env
+from .runner import OpResult
+
+TIMING_METHOD = ("triton.testing.do_bench: CUDA events around each call, L2 flushed (256 MB memset) before each "
+                 "call, 3 warm-up calls plus 25 ms warm-up, ~100 ms of timed calls; median and interquartile range")
+
+
+def write_atomic(path: Path, data: str | bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "wb") as f:
+        f.write(data.encode() if isinstance(data, str) else data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def _g(x, fmt="{:.3g}"):
+    return "" if x is None else fmt.format(x)
+
+
+def check_table(result: OpResult) -> list[list]:
+    """Per implementation and dtype: cases passed, worst errors, tolerance."""
+    groups: dict[tuple[str, str], list] = defaultdict(list)
+    for c in result.checks:
+        groups[(c.impl, c.dtype)].append(c)
+    rows = []
+    for (impl, dtype), cs in groups.items():
+        passed = sum(c.ok for c in cs)
+        worst = max(cs, key=lambda c: (not c.ok, c.worst_ratio or 0))
+        rows.append([impl, dtype, f"{passed}/{len(cs)}", _g(max((c.max_abs_err or 0) for c in cs)),
+                     _g(max((c.max_rel_err or 0) for c in cs)), f"{worst.atol:g} / {worst.rtol:g}",
+                     _g(max((c.worst_ratio or 0) for c in cs), "{:.2f}"),
+                     "ok" if passed == len(cs) else f"{worst.status}: {worst.shape} {worst.inputs}: {worst.message}"])
+    return rows
+
+
+CHECK_HEADERS = ["impl", "dtype", "passed", "max abs err", "max rel err", "atol / rtol", "err/tol", "status"]
+
+
+def timing_tables(result: OpResult) -> dict[str, tuple[list[str], list[list]]]:
+    """One table per dtype: a row per implementation, a column per size."""
+    memory = result.roofline == "memory"
+    tables = {}
+    by_dtype: dict[str, list] = defaultdict(list)
+    for t in result.timings:
+        by_dtype[t.dtype].append(t)
+    for dtype, ts in by_dtype.items():
+        shapes = list(dict.fromkeys(t.shape for t in ts))
+        impls = list(dict.fromkeys(t.impl for t in ts))
+        cell = {(t.impl, t.shape): t for t in ts}
+        rows = []
+        for impl in impls:
+            row = [impl]
+            for s in shapes:
+                t = cell.get((impl, s))
+                if t is None:
+                    row.append("")
+                    continue
+                rate = f"{t.gbps:.0f} GB/s" if memory else f"{t.tflops:.1f} TFLOP/s"
+                frac = f" ({t.fraction_of_ceiling:.2f})" if t.fraction_of_ceiling is not None else ""
+                row.append(f"{t.median_ms:.4g} ms ±{t.iqr_ms:.2g}{'!' if t.noisy else ''} {rate}{frac}")
+            rows.append(row)
+        tables[dtype] = (["impl"] + shapes, rows)
+    return tables
+
+
+def loc_table(result: OpResult) -> list[list]:
+    rows = [[l.impl, l.kernel, l.host, l.total, l.source] for l in result.loc]
+    seen = set()
+    for c in result.captures:
+        if (c.impl, c.dtype) in seen:
+            continue
+        seen.add((c.impl, c.dtype))
+        rows.append([f"{c.impl} ({c.dtype}, generated)", c.kernel_lines, c.host_lines, c.kernel_lines + c.host_lines,
+                     f"inductor/{result.op}/{_capture_name(c)}"])
+    return rows
+
+
+def build_table(result: OpResult) -> list[list]:
+    rows = []
+    for b in result.build:
+        if b["impl"].startswith("cuda:"):
+            kernel = re.sub(r"^void |\(.*\)$", "", b["kernel"])  # "gelu_vec_kernel<float>"
+            rows.append([b["impl"], kernel, f"{b['cold_s']:.1f} / {b['warm_s']:.2f}", b["registers"],
+                         b["spills"], b["shared_bytes"]])
+        else:
+            rows.append([b["impl"], f"{b['kernel']} (num_warps={b.get('num_warps')})", "", b["registers"],
+                         b["spills"], b["shared_bytes"]])
+    for j in result.jit:
+        rows.append([j["impl"], f"first call, {j['dtype']} (JIT compile + autotune)", f"{j['first_call_s']:.2f}",
+                     "", "", ""])
+    return rows
+
+
+def capture_table(result: OpResult) -> list[list]:
+    return [[c.impl, c.dtype, c.shape, f"{c.compile_s:.1f}", c.kernels, c.kernel_lines, c.host_lines]
+            for c in result.captures]
+
+
+def _capture_name(c) -> str:
+    return f"{c.mode}-{c.dtype}.py"
+
+
+def status_table(result: OpResult) -> list[list]:
+    return [[r.impl, r.status, r.message] for r in result.rows]
+
+
+def print_terminal(result: OpResult, show_inductor: bool = False) -> None:
+    def show(title, headers, rows):
+        if rows:
+            print(f"\n{title}\n" + tabulate(rows, headers=headers, tablefmt="simple"))
+
+    e = result.env
+    print(f"\n== {result.op}: {result.summary}  [{e['gpu']}, torch {e['torch']}, triton {e['triton']}]")
+    if result.ceilings.get("copy_gbps"):
+        print(f"copy bandwidth (ceiling): {result.ceilings['copy_gbps']:.0f} GB/s")
+    show("Checks (float64 reference, seed %d)" % result.seed, CHECK_HEADERS, check_table(result))
+    for dtype, (headers, rows) in timing_tables(result).items():
+        note = "fraction of copy bandwidth" if result.roofline == "memory" else "fraction of torch:eager"
+        show(f"Timing, {dtype} (median ± IQR, {note} in brackets, ! = IQR > 10% of median)", headers, rows)
+    show("Lines of code (non-blank, non-comment)", ["impl", "kernel", "host", "total", "source"], loc_table(result))
+    show("Build", ["impl", "kernel", "cold / warm s", "registers", "spill bytes", "shared bytes"], build_table(result))
+    show("torch.compile", ["impl", "dtype", "shape", "compile s", "kernels", "kernel lines", "host lines"],
+         capture_table(result))
+    if show_inductor:
+        for c in result.captures:
+            print(f"\n# ---- {c.impl} {c.dtype} {c.shape} ----\n{c.code}")
+    show("Rows", ["impl", "status", "message"], status_table(result))
+
+
+def _md_table(headers, rows) -> str:
+    return tabulate(rows, headers=headers, tablefmt="github")
+
+
+def markdown(result: OpResult, files: dict[str, str]) -> str:
+    e = result.env
+    out = io.StringIO()
+    w = out.write
+    w(f"# {result.op}: {result.summary}\n\n")
+    w(f"Produced by `{files['command']}` on **{e['gpu']}**"
+      + (f" (driver {e.get('driver')}, {e.get('sm_count')} SMs)" if e.get("sm_count") else "")
+      + f"; torch {e['torch']}, triton {e['triton']}, CUDA {e['cuda_runtime']}, nvcc {e['nvcc']}, "
+        f"git {e['git_revision']}.\n\n")
+    if result.ceilings.get("copy_gbps"):
+        w(f"Ceiling measured in the same run: device-to-device copy at **{result.ceilings['copy_gbps']:.0f} GB/s** "
+          f"(bytes read + written).\n\n")
+    w(f"Timing: {TIMING_METHOD}.\n\n")
+    w("## Rows\n\n" + _md_table(["impl", "status", "message"], status_table(result)) + "\n\n")
+    w(f"## Checks\n\nAgainst a float64 reference on fresh random inputs (seed {result.seed}); outputs poisoned with "
+      "NaN before each call; an element passes when |out − ref| ≤ atol + rtol·|ref|; err/tol is the worst "
+      "element's error over its bound (≤ 1 passes). Every case is in the JSON.\n\n")
+    w(_md_table(CHECK_HEADERS, check_table(result)) + "\n\n")
+    for dtype, (headers, rows) in timing_tables(result).items():
+        note = "fraction of copy bandwidth" if result.roofline == "memory" else "fraction of torch:eager (vendor library)"
+        w(f"## Timing, {dtype}\n\nMedian ± IQR; {note} in brackets; `!` marks an IQR over 10% of the median.\n\n")
+        w(_md_table(headers, rows) + "\n\n")
+    if files.get("plot"):
+        w(f"![throughput]({files['plot']})\n\n")
+    w("## Lines of code\n\nNon-blank lines that are not only comments or docstrings, split into kernel (runs on the "
+      "GPU) and host (checks, allocation, launch, registration); shared helpers in `cuda_src/lab_*.h` are not "
+      "counted.\n\n")
+    w(_md_table(["impl", "kernel", "host", "total", "source"], loc_table(result)) + "\n\n")
+    w("## Build and resources\n\nCUDA: `load_inline` cold build of the whole .cu (all its variants) / warm load from "
+      "the cache, and ptxas's report per kernel. Triton: per compiled kernel, and the wall time of the first call "
+      "(JIT compilation into an empty cache, plus autotuning).\n\n")
+    w(_md_table(["impl", "kernel", "cold / warm s", "registers", "spill bytes", "shared bytes"],
+                build_table(result)) + "\n\n")
+    if result.captures:
+        w("## torch.compile\n\nCaptured with a fresh inductor cache; the generated code is under "
+          f"`inductor/{result.op}/`.\n\n")
+        w(_md_table(["impl", "dtype", "shape", "compile s", "kernels", "kernel lines", "host lines"],
+                    capture_table(result)) + "\n")
+    return out.getvalue()
+
+
+def to_json(result: OpResult, command: str) -> dict:
+    def rows(items):
+        return [dataclasses.asdict(i) if dataclasses.is_dataclass(i) else dict(i) for i in items]
+
+    timings = []
+    for t in result.timings:
+        d = dataclasses.asdict(t)
+        d["iqr_ms"] = t.iqr_ms
+        timings.append(d)
+    loc = [dict(dataclasses.asdict(l), total=l.total) for l in result.loc]
+    captures = [{k: v for k, v in dataclasses.asdict(c).items() if k != "code"} | {"file": _capture_name(c)}
+                for c in result.captures]
+    return {
+        "op": result.op,
+        "summary": result.summary,
+        "command": command,
+        "env": dict(result.env, timing_method=TIMING_METHOD),
+        "roofline": result.roofline,
+        "ceilings": result.ceilings,
+        "rows": rows(result.rows),
+        "checks": rows(result.checks),
+        "timings": timings,
+        "loc": loc,
+        "build": result.build,
+        "jit": result.jit,
+        "torch_compile": captures,
+    }
+
+
+def to_csv(result: OpResult) -> str:
+    out = io.StringIO()
+    fields = ["impl", "dtype", "shape", "median_ms", "iqr_ms", "gbps", "tflops", "fraction_of_ceiling", "ceiling",
+              "speedup_vs_eager", "noisy", "bytes", "flops"]
+    writer = csv.DictWriter(out, fieldnames=fields, extrasaction="ignore")
+    writer.writeheader()
+    for t in result.timings:
+        writer.writerow(dataclasses.asdict(t) | {"iqr_ms": t.iqr_ms})
+    return out.getvalue()
+
+
+def plot_png(result: OpResult) -> bytes | None:
+    if not result.timings:
+        return None
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    memory = result.roofline == "memory"
+    dtypes = list(dict.fromkeys(t.dtype for t in result.timings))
+    fig, axes = plt.subplots(1, len(dtypes), figsize=(5.5 * len(dtypes), 4.2), squeeze=False, sharey=True)
+    for ax, dtype in zip(axes[0], dtypes):
+        ts = [t for t in result.timings if t.dtype == dtype]
+        shapes = list(dict.fromkeys(t.shape for t in ts))
+        for impl in dict.fromkeys(t.impl for t in ts):
+            mine = {t.shape: t for t in ts if t.impl == impl}
+            xs = [i for i, s in enumerate(shapes) if s in mine]
+            ys = [(mine[shapes[i]].gbps if memory else mine[shapes[i]].tflops) for i in xs]
+            ax.plot(xs, ys, marker="o", label=impl)
+        if memory and result.ceilings.get("copy_gbps"):
+            ax.axhline(result.ceilings["copy_gbps"], color="k", linestyle="--", linewidth=1, label="copy bandwidth")
+        ax.set_xticks(range(len(shapes)), [_short_shape(s) for s in shapes], rotation=30, fontsize=8)
+        ax.set_title(f"{result.op}, {dtype}")
+        ax.set_xlabel("size")
+        ax.grid(alpha=0.3)
+    axes[0][0].set_ylabel("GB/s (read + written)" if memory else "TFLOP/s")
+    axes[0][-1].legend(fontsize=7, loc="lower right")
+    fig.suptitle(f"{result.env['gpu']}", fontsize=9)
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110)
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def _short_shape(shape: str) -> str:
+    def short(n):
+        n = int(n)
+        for unit, size in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
+            if n >= size and n % size == 0:
+                return f"{n // size}{unit}"
+        return str(n)
+
+    return re.sub(r"\d+", lambda m: short(m.group(0)), shape)
+
+
+def write_files(result: OpResult, out_dir: Path, command: str) -> dict[str, Path]:
+    out_dir = Path(out_dir)
+    written = {}
+    png = plot_png(result)
+    files = {"command": command, "plot": f"{result.op}.png" if png else None}
+    if png:
+        written["png"] = out_dir / f"{result.op}.png"
+        write_atomic(written["png"], png)
+    for c in result.captures:
+        path = out_dir / "inductor" / result.op / _capture_name(c)
+        write_atomic(path, f"# {c.impl}, {c.dtype}, {c.shape}: output code captured from torch.compile "
+                           f"(torch {result.env['torch']}) by `{command}`\n" + c.code)
+    written["json"] = out_dir / f"{result.op}.json"
+    write_atomic(written["json"], json.dumps(to_json(result, command), indent=1, default=str))
+    written["csv"] = out_dir / f"{result.op}.csv"
+    write_atomic(written["csv"], to_csv(result))
+    written["md"] = out_dir / f"{result.op}.md"
+    write_atomic(written["md"], markdown(result, files))
+    return written
+
+
+def default_out_dir(quick: bool) -> Path:
+    base = env.ROOT / "results" / env.gpu_slug()
+    return base / "quick" if quick else base

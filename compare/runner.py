@@ -1,0 +1,258 @@
+"""One op, end to end: count, build, check, capture torch.compile, time. Each row's failure is recorded on that row
+and the run goes on; the caller decides the exit status from ``OpResult.failed_rows()``."""
+from __future__ import annotations
+
+import dataclasses
+import time
+import traceback
+
+import torch
+
+from . import build as build_mod
+from . import capture as capture_mod
+from . import check as check_mod
+from . import count, discover, env, timing
+from .spec import Op
+
+
+@dataclasses.dataclass
+class Options:
+    dtypes: list[str] | None = None  # None: the op's dtypes
+    impls: list[str] | None = None  # patterns, see discover.select
+    quick: bool = False
+    sizes: list[tuple[int, ...]] | None = None  # override the op's bench shapes
+    seed: int = 0
+    time: bool = True
+    capture: bool = True
+    progress: bool = True
+
+
+@dataclasses.dataclass
+class RowStatus:
+    impl: str
+    status: str  # ok | FAIL | build failed | error | needs GPU | built (needs GPU to run)
+    message: str = ""
+
+
+@dataclasses.dataclass
+class OpResult:
+    op: str
+    summary: str
+    roofline: str
+    env: dict
+    ceilings: dict = dataclasses.field(default_factory=dict)
+    rows: list[RowStatus] = dataclasses.field(default_factory=list)
+    checks: list[check_mod.CheckResult] = dataclasses.field(default_factory=list)
+    timings: list[timing.Timing] = dataclasses.field(default_factory=list)
+    loc: list[count.LineCount] = dataclasses.field(default_factory=list)
+    build: list[dict] = dataclasses.field(default_factory=list)
+    jit: list[dict] = dataclasses.field(default_factory=list)
+    captures: list[capture_mod.Capture] = dataclasses.field(default_factory=list)
+    seed: int = 0
+
+    def failed_rows(self) -> list[RowStatus]:
+        return [r for r in self.rows if r.status in ("FAIL", "build failed", "error", "crashed", "timed out")]
+
+
+def _say(options: Options, text: str) -> None:
+    if options.progress:
+        print(text, flush=True)
+
+
+def _short_error(exc: BaseException) -> str:
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if "/compare/" not in f.filename]
+    where = f" ({env.relpath(frames[-1].filename)}:{frames[-1].lineno})" if frames else ""
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return f"{type(exc).__name__}: {first}{where}"
+
+
+def _dtypes(op: Op, options: Options) -> list[torch.dtype]:
+    dtypes = list(op.dtypes)
+    if options.dtypes:
+        wanted = {getattr(torch, d) for d in options.dtypes}
+        dtypes = [d for d in dtypes if d in wanted]
+    if not env.has_gpu():
+        # The interpreter's bf16 arithmetic is not trustworthy (numpy has no bf16), so it checks fp32/fp16 only.
+        dtypes = [d for d in dtypes if d in (torch.float32, torch.float16)]
+    return dtypes
+
+
+def _triton_kernels(impl: discover.Impl) -> list:
+    """The @triton.jit objects a Triton variant launches (from the same reachability walk the line count uses)."""
+    module = discover.triton_module(impl.op)
+    names = count.triton_kernel_names(impl.source, impl.variant)
+    return [(n, getattr(module, n)) for n in names if hasattr(module, n)]
+
+
+def _triton_resources(impl: discover.Impl) -> list[dict]:
+    found = []
+    for name, obj in _triton_kernels(impl):
+        jit_fn = obj
+        while not hasattr(jit_fn, "device_caches") and hasattr(jit_fn, "fn"):
+            jit_fn = jit_fn.fn
+        for cache in getattr(jit_fn, "device_caches", {}).values():
+            kernels = cache[0] if isinstance(cache, tuple) else cache
+            for compiled in getattr(kernels, "values", lambda: [])():
+                meta = getattr(compiled, "metadata", None)
+                found.append({"impl": impl.name, "kernel": name,
+                              "registers": getattr(compiled, "n_regs", None),
+                              "spills": getattr(compiled, "n_spills", None),
+                              "shared_bytes": getattr(meta, "shared", None),
+                              "num_warps": getattr(meta, "num_warps", None)})
+    return found
+
+
+def _use_interpreter_autotune_stub(impl: discover.Impl) -> None:
+    """Triton's autotuner benchmarks on a GPU; under the interpreter, run each config once instead (so every
+    config is still executed) and keep the first."""
+    if not env.interpreting():
+        return
+
+    def run_once(kernel_call, quantiles=None, **_):
+        kernel_call()
+        return [0.0, 0.0, 0.0]
+
+    for _, obj in _triton_kernels(impl):
+        if hasattr(obj, "configs") and hasattr(obj, "fn"):
+            obj.do_bench = run_once
+
+
+def run_op(op: Op, options: Options) -> OpResult:
+    result = OpResult(op.name, op.summary, op.roofline, env.describe(), seed=options.seed)
+    impls = discover.select(discover.implementations(op), options.impls)
+    gpu = env.has_gpu()
+    device = torch.device("cuda" if gpu else "cpu")
+    dtypes = _dtypes(op, options)
+    status: dict[str, RowStatus] = {i.name: RowStatus(i.name, "ok") for i in impls}
+
+    # ---- lines of code
+    for impl in impls:
+        if impl.backend == "cuda":
+            result.loc.append(count.count_cuda(impl.source, impl.variant, impl.name))
+        elif impl.backend == "triton":
+            result.loc.append(count.count_triton(impl.source, impl.variant, impl.name))
+
+    # ---- build
+    cuda_impls = [i for i in impls if i.backend == "cuda"]
+    if cuda_impls:
+        try:
+            built = build_mod.build(op.name, op.cuda_flags, progress=options.progress)
+            _say(options, f"  {built.source}: {'built in %.1f s' % built.cold_s if built.built_now else 'cached'}"
+                          f" (cold build {built.cold_s:.1f} s, warm load {built.warm_s:.2f} s)")
+            for impl in cuda_impls:
+                mine = set(count.cuda_kernel_names(impl.source, impl.variant))
+                for k in built.kernels:
+                    if k.base in mine:
+                        result.build.append({"impl": impl.name, "cold_s": built.cold_s, "warm_s": built.warm_s,
+                                             "kernel": k.kernel, "registers": k.registers,
+                                             "spills": k.spill_bytes, "shared_bytes": k.shared_bytes,
+                                             "stack_bytes": k.stack_bytes})
+                if not gpu:
+                    status[impl.name] = RowStatus(impl.name, "built (needs GPU to run)")
+        except build_mod.BuildError as exc:
+            for impl in cuda_impls:
+                status[impl.name] = RowStatus(impl.name, "build failed", str(exc))
+            print(f"\n{exc}\n", flush=True)
+
+    runnable = []
+    for impl in impls:
+        if status[impl.name].status != "ok":
+            continue
+        if not gpu and impl.needs_gpu:
+            status[impl.name] = RowStatus(impl.name, "needs GPU")
+            continue
+        try:
+            if impl.backend == "triton":
+                _use_interpreter_autotune_stub(impl)
+            runnable.append((impl, impl.load()))
+        except Exception as exc:  # an import or registration error costs only this row
+            status[impl.name] = RowStatus(impl.name, "error", _short_error(exc))
+
+    # ---- checks
+    shapes = list(op.check_shapes if gpu else (op.interpret_shapes or op.check_shapes[:3]))
+    capture_mod.raise_recompile_limit()
+    for impl, fn in runnable:
+        _say(options, f"  checking {impl.name}")
+        for dtype in dtypes:
+            first_call = True
+            cases = [(shape, "random") for shape in shapes] + [
+                (shape, name) for name in op.special_inputs for shape in shapes[:3]]
+            for shape, inputs_name in cases:
+                start = time.perf_counter()
+                try:
+                    r = check_mod.check_case(op, impl.name, fn, dtype, shape, device, options.seed, inputs_name)
+                except Exception as exc:
+                    r = check_mod.CheckResult(impl.name, check_mod.dtype_name(dtype), op.describe_shape(shape),
+                                              inputs_name, options.seed, False, "error", message=_short_error(exc))
+                if first_call and impl.backend == "triton":
+                    result.jit.append({"impl": impl.name, "dtype": check_mod.dtype_name(dtype),
+                                       "first_call_s": time.perf_counter() - start})
+                first_call = False
+                result.checks.append(r)
+        bad = [c for c in result.checks if c.impl == impl.name and not c.ok]
+        if bad:
+            status[impl.name] = RowStatus(impl.name, "FAIL" if any(c.status == "FAIL" for c in bad) else bad[0].status,
+                                          f"{len(bad)} check(s) failed; first: {bad[0].dtype} {bad[0].shape} "
+                                          f"({bad[0].inputs}): {bad[0].message}")
+        if impl.backend == "triton":
+            result.build.extend(_triton_resources(impl))
+
+    # ---- torch.compile output
+    if options.capture and gpu:
+        for impl, _ in runnable:
+            if impl.backend != "torch" or not impl.variant.startswith("compile"):
+                continue
+            mode = impl.variant.removeprefix("compile").removeprefix("-") or "default"
+            for dtype in dtypes:
+                shape = op.bench_shapes[0]
+                gen = torch.Generator(device=device).manual_seed(options.seed)
+                try:
+                    cap = capture_mod.capture(op.torch_eager, op.make_inputs(shape, dtype, device, gen), impl.name,
+                                              mode, check_mod.dtype_name(dtype), op.describe_shape(shape))
+                    result.captures.append(cap)
+                except Exception as exc:
+                    status[impl.name] = RowStatus(impl.name, "error", f"capture failed: {_short_error(exc)}")
+
+    # ---- timing
+    if options.time and gpu:
+        result.ceilings["copy_gbps"] = timing.copy_bandwidth(device)
+        _say(options, f"  copy bandwidth: {result.ceilings['copy_gbps']:.0f} GB/s")
+        sizes = options.sizes or list(op.quick_bench_shapes or op.bench_shapes[:2]) if options.quick else (
+            options.sizes or list(op.bench_shapes))
+        l2 = timing.l2_bytes(device)
+        for impl, fn in runnable:
+            if status[impl.name].status != "ok":
+                continue  # a wrong kernel's speed means nothing
+            _say(options, f"  timing {impl.name}")
+            for dtype in dtypes:
+                for shape in sizes:
+                    nbytes, flops = op.bytes_moved(shape, dtype), op.flops(shape)
+                    try:
+                        sets = timing.input_sets(
+                            lambda i: op.make_inputs(shape, dtype, device,
+                                                     torch.Generator(device=device).manual_seed(options.seed + i)),
+                            nbytes, l2)
+                        q25, med, q75 = timing.measure(timing.rotating(fn, sets))
+                        del sets
+                    except Exception as exc:
+                        status[impl.name] = RowStatus(impl.name, "error", f"timing: {_short_error(exc)}")
+                        break
+                    result.timings.append(timing.Timing(
+                        impl.name, check_mod.dtype_name(dtype), op.describe_shape(shape), med, q25, q75, nbytes,
+                        flops, nbytes / med / 1e6, flops / med / 1e9,
+                        noisy=(q75 - q25) > timing.NOISY_IQR_FRACTION * med))
+        _relate_to_ceilings(result)
+    result.rows = [status[i.name] for i in impls]
+    return result
+
+
+def _relate_to_ceilings(result: OpResult) -> None:
+    eager = {(t.dtype, t.shape): t for t in result.timings if t.impl == "torch:eager"}
+    for t in result.timings:
+        base = eager.get((t.dtype, t.shape))
+        if base:
+            t.speedup_vs_eager = base.median_ms / t.median_ms
+        if result.roofline == "memory" and result.ceilings.get("copy_gbps"):
+            t.fraction_of_ceiling, t.ceiling = t.gbps / result.ceilings["copy_gbps"], "copy bandwidth"
+        elif result.roofline == "compute" and base:
+            t.fraction_of_ceiling, t.ceiling = t.tflops / base.tflops, "torch:eager (vendor library)"

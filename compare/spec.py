@@ -1,0 +1,81 @@
+"""What an op declares. Each ``specs/<op>.py`` defines ``OP = Op(...)``; nothing in the harness names an op.
+
+An op's implementations come from three places, all discovered:
+  * ``cuda_src/<op>.cu``: every schema in its ``TORCH_LIBRARY(lab_<op>, m)`` block is a row ``cuda:<name>``;
+  * ``triton_src/<op>.py``: every function decorated with ``@variant("<name>")`` is a row ``triton:<name>``;
+  * the spec's ``torch_eager`` function is ``torch:eager``, and the harness compiles it for ``torch:compile``
+    (one row per entry of ``compile_modes``).
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable, Mapping, Sequence
+
+import torch
+
+Shape = tuple[int, ...]
+Inputs = tuple[torch.Tensor, ...]
+# make_inputs(shape, dtype, device, generator) -> tuple of tensors; the implementations are called as impl(*inputs).
+MakeInputs = Callable[[Shape, torch.dtype, torch.device, torch.Generator], Inputs]
+
+
+@dataclasses.dataclass(frozen=True)
+class Tolerance:
+    """An output element passes when |out - ref| <= atol + rtol * |ref| (ref computed in float64)."""
+
+    atol: float
+    rtol: float
+
+
+@dataclasses.dataclass(frozen=True)
+class Op:
+    name: str
+    summary: str
+    make_inputs: MakeInputs
+    reference: Callable[..., torch.Tensor]  # float64 inputs -> float64 output, the ground truth
+    torch_eager: Callable[..., torch.Tensor]
+    bytes_moved: Callable[[Shape, torch.dtype], int]  # fewest bytes any implementation must read + write
+    flops: Callable[[Shape], int]
+    check_shapes: Sequence[Shape]
+    bench_shapes: Sequence[Shape]
+    dtypes: Sequence[torch.dtype]
+    # Per dtype, or a function (dtype, shape) -> Tolerance where error grows with the shape (a K-long dot product).
+    tolerances: Mapping[torch.dtype, Tolerance] | Callable[[torch.dtype, Shape], Tolerance]
+    # "memory": report GB/s against the measured copy bandwidth. "compute": report TFLOP/s against the vendor
+    # library (torch:eager) measured at the same shape and dtype in the same run.
+    roofline: str = "memory"
+    quick_bench_shapes: Sequence[Shape] | None = None  # --quick; defaults to the two smallest bench shapes
+    interpret_shapes: Sequence[Shape] | None = None  # small shapes for Triton's CPU interpreter (no GPU)
+    # Named extra input generators for the checks, e.g. {"huge values": fn}; same signature as make_inputs.
+    special_inputs: Mapping[str, MakeInputs] = dataclasses.field(default_factory=dict)
+    compile_modes: Sequence[str] = ("default",)
+    cuda_flags: Sequence[str] = ()  # extra nvcc flags for cuda_src/<op>.cu
+    # Where a shape is a tuple of named sizes (M, N, K), how to print it; default "1024x4096".
+    shape_names: Sequence[str] | None = None
+
+    def tolerance(self, dtype: torch.dtype, shape: Shape) -> Tolerance:
+        if callable(self.tolerances):
+            return self.tolerances(dtype, shape)
+        return self.tolerances[dtype]
+
+    def describe_shape(self, shape: Shape) -> str:
+        if self.shape_names:
+            return " ".join(f"{n}={s}" for n, s in zip(self.shape_names, shape))
+        return "x".join(str(s) for s in shape)
+
+    def __post_init__(self):
+        if self.roofline not in ("memory", "compute"):
+            raise ValueError(f"op {self.name!r}: roofline must be 'memory' or 'compute', not {self.roofline!r}")
+        missing = [d for d in self.dtypes if not callable(self.tolerances) and d not in self.tolerances]
+        if missing:
+            raise ValueError(f"op {self.name!r}: no tolerance for dtype(s) {missing}")
+
+
+def variant(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Marks a function in ``triton_src/<op>.py`` as the implementation row ``triton:<name>``."""
+
+    def mark(fn: Callable[..., Any]) -> Callable[..., Any]:
+        fn.lab_variant = name
+        return fn
+
+    return mark

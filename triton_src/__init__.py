@@ -1,0 +1,1 @@
+"""Triton implementations, one module per op; functions marked ``@variant(name)`` are the rows ``triton:<name>``."""
