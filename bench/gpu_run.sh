@@ -11,4 +11,4 @@ python3 -m pytest -q -m gpu tests 2>&1 | tee "$OUT/pytest-gpu.log"
 echo "pytest exit: ${PIPESTATUS[0]}" | tee -a "$OUT/pytest-gpu.log"
 python3 -m compare $ops 2>&1 | tee "$OUT/compare.log"
 echo "compare exit: ${PIPESTATUS[0]}" | tee -a "$OUT/compare.log"
-tar czf "$OUT/results.tgz" results --exclude='results/cpu'
+tar czf "$OUT/results.tgz" --exclude=results/cpu results

@@ -45,7 +45,7 @@ def check_table(result: OpResult) -> list[list]:
         passed = sum(c.ok for c in cs)
         worst = max(cs, key=lambda c: (not c.ok, c.worst_ratio or 0))
         rows.append([impl, dtype, f"{passed}/{len(cs)}", _g(max((c.max_abs_err or 0) for c in cs)),
-                     _g(max((c.max_rel_err or 0) for c in cs)), f"{worst.atol:g} / {worst.rtol:g}",
+                     _g(max((c.max_rel_err or 0) for c in cs)), f"{_g(worst.atol, '{:g}')} / {_g(worst.rtol, '{:g}')}",
                      _g(max((c.worst_ratio or 0) for c in cs), "{:.2f}"),
                      "ok" if passed == len(cs) else f"{worst.status}: {worst.shape} {worst.inputs}: {worst.message}"])
     return rows
@@ -54,8 +54,9 @@ def check_table(result: OpResult) -> list[list]:
 CHECK_HEADERS = ["impl", "dtype", "passed", "max abs err", "max rel err", "atol / rtol", "err/tol", "status"]
 
 
-def timing_tables(result: OpResult) -> dict[str, tuple[list[str], list[list]]]:
-    """One table per dtype: a row per implementation, a column per size."""
+def timing_tables(result: OpResult, as_ms: bool = False) -> dict[str, tuple[list[str], list[list]]]:
+    """One table per dtype: a row per implementation, a column per size; cells are GB/s or TFLOP/s with the
+    fraction of the ceiling, or (as_ms) median ± IQR in milliseconds."""
     memory = result.roofline == "memory"
     tables = {}
     by_dtype: dict[str, list] = defaultdict(list)
@@ -73,11 +74,14 @@ def timing_tables(result: OpResult) -> dict[str, tuple[list[str], list[list]]]:
                 if t is None:
                     row.append("")
                     continue
-                rate = f"{t.gbps:.0f} GB/s" if memory else f"{t.tflops:.1f} TFLOP/s"
+                if as_ms:
+                    row.append(f"{t.median_ms:.4g} ± {t.iqr_ms:.2g}{' !' if t.noisy else ''}")
+                    continue
+                rate = f"{t.gbps:.0f}" if memory else f"{t.tflops:.1f}"
                 frac = f" ({t.fraction_of_ceiling:.2f})" if t.fraction_of_ceiling is not None else ""
-                row.append(f"{t.median_ms:.4g} ms ±{t.iqr_ms:.2g}{'!' if t.noisy else ''} {rate}{frac}")
+                row.append(f"{rate}{frac}{' !' if t.noisy else ''}")
             rows.append(row)
-        tables[dtype] = (["impl"] + shapes, rows)
+        tables[dtype] = (["impl"] + [_short_shape(s) for s in shapes], rows)
     return tables
 
 
@@ -101,7 +105,7 @@ def build_table(result: OpResult) -> list[list]:
             rows.append([b["impl"], kernel, f"{b['cold_s']:.1f} / {b['warm_s']:.2f}", b["registers"],
                          b["spills"], b["shared_bytes"]])
         else:
-            rows.append([b["impl"], f"{b['kernel']} (num_warps={b.get('num_warps')})", "", b["registers"],
+            rows.append([b["impl"], f"{b['kernel']} ({b['variants']} compiled variants)", "", b["registers"],
                          b["spills"], b["shared_bytes"]])
     for j in result.jit:
         rows.append([j["impl"], f"first call, {j['dtype']} (JIT compile + autotune)", f"{j['first_call_s']:.2f}",
@@ -133,8 +137,9 @@ def print_terminal(result: OpResult, show_inductor: bool = False) -> None:
         print(f"copy bandwidth (ceiling): {result.ceilings['copy_gbps']:.0f} GB/s")
     show("Checks (float64 reference, seed %d)" % result.seed, CHECK_HEADERS, check_table(result))
     for dtype, (headers, rows) in timing_tables(result).items():
-        note = "fraction of copy bandwidth" if result.roofline == "memory" else "fraction of torch:eager"
-        show(f"Timing, {dtype} (median ± IQR, {note} in brackets, ! = IQR > 10% of median)", headers, rows)
+        unit = "GB/s" if result.roofline == "memory" else "TFLOP/s"
+        note = "copy bandwidth" if result.roofline == "memory" else "torch:eager"
+        show(f"Timing, {dtype}: {unit} (fraction of {note}); ! = IQR > 10% of median", headers, rows)
     show("Lines of code (non-blank, non-comment)", ["impl", "kernel", "host", "total", "source"], loc_table(result))
     show("Build", ["impl", "kernel", "cold / warm s", "registers", "spill bytes", "shared bytes"], build_table(result))
     show("torch.compile", ["impl", "dtype", "shape", "compile s", "kernels", "kernel lines", "host lines"],
@@ -168,9 +173,13 @@ def markdown(result: OpResult, files: dict[str, str]) -> str:
       "element's error over its bound (≤ 1 passes). Every case is in the JSON.\n\n")
     w(_md_table(CHECK_HEADERS, check_table(result)) + "\n\n")
     for dtype, (headers, rows) in timing_tables(result).items():
-        note = "fraction of copy bandwidth" if result.roofline == "memory" else "fraction of torch:eager (vendor library)"
-        w(f"## Timing, {dtype}\n\nMedian ± IQR; {note} in brackets; `!` marks an IQR over 10% of the median.\n\n")
+        unit = "GB/s (bytes read + written)" if result.roofline == "memory" else "TFLOP/s"
+        note = "copy bandwidth" if result.roofline == "memory" else "torch:eager (the vendor library)"
+        w(f"## Timing, {dtype}\n\n{unit}, with the fraction of {note} in brackets; `!` marks an IQR over 10% of "
+          "the median.\n\n")
         w(_md_table(headers, rows) + "\n\n")
+        ms_headers, ms_rows = timing_tables(result, as_ms=True)[dtype]
+        w("Median ± IQR, milliseconds:\n\n" + _md_table(ms_headers, ms_rows) + "\n\n")
     if files.get("plot"):
         w(f"![throughput]({files['plot']})\n\n")
     w("## Lines of code\n\nNon-blank lines that are not only comments or docstrings, split into kernel (runs on the "

@@ -62,8 +62,10 @@ def _say(options: Options, text: str) -> None:
 def _short_error(exc: BaseException) -> str:
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if "/compare/" not in f.filename]
     where = f" ({env.relpath(frames[-1].filename)}:{frames[-1].lineno})" if frames else ""
-    first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    return f"{type(exc).__name__}: {first}{where}"
+    lines = str(exc).strip().splitlines()
+    # Compiler errors (Triton's among them) put the useful part after the first line: keep a screenful.
+    text = "\n".join(lines[:15]) + ("\n..." if len(lines) > 15 else "")
+    return f"{type(exc).__name__}{where}: {text}"
 
 
 def _dtypes(op: Op, options: Options) -> list[torch.dtype]:
@@ -85,20 +87,26 @@ def _triton_kernels(impl: discover.Impl) -> list:
 
 
 def _triton_resources(impl: discover.Impl) -> list[dict]:
+    """Per kernel: how many variants were compiled (autotune configs x dtypes), their register range, worst spills
+    and shared memory, and the configs the autotuner chose."""
     found = []
     for name, obj in _triton_kernels(impl):
         jit_fn = obj
         while not hasattr(jit_fn, "device_caches") and hasattr(jit_fn, "fn"):
             jit_fn = jit_fn.fn
+        compiled = []
         for cache in getattr(jit_fn, "device_caches", {}).values():
             kernels = cache[0] if isinstance(cache, tuple) else cache
-            for compiled in getattr(kernels, "values", lambda: [])():
-                meta = getattr(compiled, "metadata", None)
-                found.append({"impl": impl.name, "kernel": name,
-                              "registers": getattr(compiled, "n_regs", None),
-                              "spills": getattr(compiled, "n_spills", None),
-                              "shared_bytes": getattr(meta, "shared", None),
-                              "num_warps": getattr(meta, "num_warps", None)})
+            compiled += list(getattr(kernels, "values", lambda: [])())
+        if not compiled:
+            continue
+        regs = [getattr(k, "n_regs", 0) or 0 for k in compiled]
+        chosen = sorted({str(c) for c in getattr(obj, "cache", {}).values()})
+        found.append({"impl": impl.name, "kernel": name, "variants": len(compiled),
+                      "registers": f"{min(regs)}-{max(regs)}" if min(regs) != max(regs) else str(regs[0]),
+                      "spills": max(getattr(k, "n_spills", 0) or 0 for k in compiled),
+                      "shared_bytes": max(getattr(getattr(k, "metadata", None), "shared", 0) or 0 for k in compiled),
+                      "chosen_configs": chosen})
     return found
 
 
@@ -182,8 +190,10 @@ def run_op(op: Op, options: Options) -> OpResult:
                 try:
                     r = check_mod.check_case(op, impl.name, fn, dtype, shape, device, options.seed, inputs_name)
                 except Exception as exc:
+                    tol = op.tolerance(dtype, shape)
                     r = check_mod.CheckResult(impl.name, check_mod.dtype_name(dtype), op.describe_shape(shape),
-                                              inputs_name, options.seed, False, "error", message=_short_error(exc))
+                                              inputs_name, options.seed, False, "error", atol=tol.atol,
+                                              rtol=tol.rtol, message=_short_error(exc))
                 if first_call and impl.backend == "triton":
                     result.jit.append({"impl": impl.name, "dtype": check_mod.dtype_name(dtype),
                                        "first_call_s": time.perf_counter() - start})
