@@ -9,6 +9,7 @@ import triton
 import triton.language as tl
 
 from compare.spec import variant
+from compare.validate import check_inputs
 
 # Globals a kernel reads must be compile-time constants.
 SQRT_2_OVER_PI = tl.constexpr(0.7978845608028654)
@@ -32,6 +33,7 @@ def gelu_basic_kernel(x_ptr, y_ptr, n_elements, BLOCK: tl.constexpr):
 
 @variant("basic")
 def basic(x: torch.Tensor) -> torch.Tensor:
+    check_inputs("gelu", ("x", x))
     y = torch.empty_like(x)
     n = x.numel()
     gelu_basic_kernel[(triton.cdiv(n, 1024),)](x, y, n, BLOCK=1024)
@@ -62,6 +64,7 @@ def gelu_tuned_kernel(x_ptr, y_ptr, n_elements, BLOCK: tl.constexpr):
 
 @variant("tuned")
 def tuned(x: torch.Tensor) -> torch.Tensor:
+    check_inputs("gelu", ("x", x))
     y = torch.empty_like(x)
     n = x.numel()
     gelu_tuned_kernel[lambda meta: (triton.cdiv(n, meta["BLOCK"]),)](x, y, n)
