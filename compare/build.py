@@ -134,7 +134,7 @@ def _progress(write, label: str, enabled: bool):
             write("\r" + " " * 60 + "\r")
 
 
-_ERROR_LINE = re.compile(r"^(?P<file>[^\s:()]+?)(?:\((?P<nvline>\d+)\)|:(?P<line>\d+)(?::\d+)?):\s*(?P<kind>error|fatal error|warning)\b.*$",
+_ERROR_LINE = re.compile(r"^(?P<file>[^\s:()]+?)(?:\((?P<nvline>\d+)\)|:(?P<line>\d+)(?::\d+)?):\s*(?P<kind>error|fatal error|warning)\b(?P<msg>.*)$",
                          re.MULTILINE)
 
 
@@ -146,8 +146,7 @@ def compiler_diagnostics(log: str) -> list[str]:
         if "error" not in m.group("kind"):
             continue
         line = m.group("nvline") or m.group("line")
-        message = m.group(0)[m.end("nvline") + 1 if m.group("nvline") else m.end("line"):].lstrip(":").strip()
-        entry = f"{env.relpath(m.group('file'))}:{line}: {message}"
+        entry = f"{env.relpath(m.group('file'))}:{line}: {m.group('kind')}{m.group('msg')}"
         if entry not in found:
             found.append(entry)
     return found

@@ -79,6 +79,10 @@ def _dtypes(op: Op, options: Options) -> list[torch.dtype]:
     return dtypes
 
 
+def _row_dtypes(op: Op, impl: discover.Impl, dtypes: list[torch.dtype]) -> list[torch.dtype]:
+    return [d for d in dtypes if d not in op.unsupported_dtypes.get(impl.name, ())]
+
+
 def _triton_kernels(impl: discover.Impl) -> list:
     """The @triton.jit objects a Triton variant launches (from the same reachability walk the line count uses)."""
     module = discover.triton_module(impl.op)
@@ -181,7 +185,7 @@ def run_op(op: Op, options: Options) -> OpResult:
     capture_mod.raise_recompile_limit()
     for impl, fn in runnable:
         _say(options, f"  checking {impl.name}")
-        for dtype in dtypes:
+        for dtype in _row_dtypes(op, impl, dtypes):
             first_call = True
             cases = [(shape, "random") for shape in shapes] + [
                 (shape, name) for name in op.special_inputs for shape in shapes[:3]]
@@ -234,7 +238,7 @@ def run_op(op: Op, options: Options) -> OpResult:
             if status[impl.name].status != "ok":
                 continue  # a wrong kernel's speed means nothing
             _say(options, f"  timing {impl.name}")
-            for dtype in dtypes:
+            for dtype in _row_dtypes(op, impl, dtypes):
                 for shape in sizes:
                     nbytes, flops = op.bytes_moved(shape, dtype), op.flops(shape)
                     try:

@@ -48,6 +48,9 @@ class Op:
     interpret_shapes: Sequence[Shape] | None = None  # small shapes for Triton's CPU interpreter (no GPU)
     # Named extra input generators for the checks, e.g. {"huge values": fn}; same signature as make_inputs.
     special_inputs: Mapping[str, MakeInputs] = dataclasses.field(default_factory=dict)
+    # Rows that by design take only some of the op's dtypes, e.g. {"cuda:mma": (torch.float32,)} for a tensor-core
+    # kernel without an fp32 path. Those pairs are neither checked nor timed; the row must reject them cleanly.
+    unsupported_dtypes: Mapping[str, Sequence[torch.dtype]] = dataclasses.field(default_factory=dict)
     compile_modes: Sequence[str] = ("default",)
     cuda_flags: Sequence[str] = ()  # extra nvcc flags for cuda_src/<op>.cu
     # Where a shape is a tuple of named sizes (M, N, K), how to print it; default "1024x4096".

@@ -1,0 +1,13 @@
+from setuptools import setup
+
+setup(
+    name="kernel-lab",
+    version="0.1.0",
+    description="Hand-written CUDA and Triton kernels side by side, checked, timed and counted by one harness",
+    python_requires=">=3.10",
+    packages=["compare", "specs", "triton_src", "cuda_src"],
+    package_data={"cuda_src": ["*.cu", "*.cuh", "*.h"]},
+    install_requires=["torch", "triton", "ninja", "tabulate", "numpy", "matplotlib"],
+    extras_require={"test": ["pytest"]},
+    entry_points={"console_scripts": ["kernel-lab=compare.cli:main"]},
+)

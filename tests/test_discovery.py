@@ -1,0 +1,47 @@
+import pytest
+
+from compare import discover, env
+from compare.spec import Op
+
+
+def test_every_spec_file_is_an_op():
+    names = discover.op_names()
+    assert "gelu" in names
+    for name in names:
+        op = discover.load_op(name)
+        assert isinstance(op, Op) and op.name == name
+
+
+@pytest.mark.parametrize("name", discover.op_names())
+def test_each_op_has_cuda_triton_and_torch_rows(name):
+    op = discover.load_op(name)
+    impls = discover.implementations(op)
+    backends = {i.backend for i in impls}
+    assert backends == {"cuda", "triton", "torch"}
+    assert {"torch:eager", "torch:compile"} <= {i.name for i in impls}
+    assert all(i.name.count(":") == 1 for i in impls)
+
+
+def test_cuda_rows_come_from_the_torch_library_block():
+    assert discover.cuda_variants("gelu") == ["naive", "vec"]
+
+
+def test_unknown_op_lists_the_ops():
+    with pytest.raises(discover.UnknownOp) as info:
+        discover.load_op("gleu")
+    assert "gelu" in str(info.value) and "gleu" in str(info.value)
+
+
+def test_select_by_backend_name_and_glob():
+    impls = discover.implementations(discover.load_op("gelu"))
+    assert [i.name for i in discover.select(impls, ["cuda"])] == ["cuda:naive", "cuda:vec"]
+    assert [i.name for i in discover.select(impls, ["*:tuned"])] == ["triton:tuned"]
+    with pytest.raises(discover.UnknownOp):
+        discover.select(impls, ["cuda:nope"])
+
+
+def test_wrong_namespace_is_reported_with_file_and_line(tmp_path, monkeypatch):
+    (tmp_path / "demo.cu").write_text('// x\nTORCH_LIBRARY(lab_other, m) {\n  m.def("a(Tensor x) -> Tensor");\n}\n')
+    monkeypatch.setattr(env, "CUDA_DIR", tmp_path)
+    with pytest.raises(discover.SpecError, match=r"demo\.cu:2: .*lab_demo"):
+        discover.cuda_variants("demo")

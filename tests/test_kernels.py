@@ -1,0 +1,86 @@
+"""Every discovered implementation, whatever the op: Triton kernels checked under the interpreter (or on the GPU),
+CUDA sources built through load_inline, and on a GPU every row of every op checked."""
+import pytest
+import torch
+
+from compare import build, check, discover, env, runner
+
+OPS = [discover.load_op(n) for n in discover.op_names()]
+TRITON_ROWS = [(op, impl) for op in OPS for impl in discover.implementations(op) if impl.backend == "triton"]
+CUDA_OPS = [op for op in OPS if discover.cuda_variants(op.name)]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("op,impl", TRITON_ROWS, ids=[i.name.replace("triton", op.name) for op, i in TRITON_ROWS])
+def test_triton_kernel_matches_reference(op, impl, device):
+    dtypes = [d for d in op.dtypes if d in (torch.float32, torch.float16)] if device.type == "cpu" else op.dtypes
+    shapes = (op.interpret_shapes or op.check_shapes[:3]) if device.type == "cpu" else op.check_shapes
+    runner._use_interpreter_autotune_stub(impl)
+    fn = impl.load()
+    for dtype in dtypes:
+        if dtype in op.unsupported_dtypes.get(impl.name, ()):
+            continue
+        for shape in shapes:
+            for inputs in ["random", *op.special_inputs]:
+                r = check.check_case(op, impl.name, fn, dtype, shape, device, seed=0, inputs_name=inputs)
+                assert r.ok, f"{impl.name} {r.dtype} {r.shape} {inputs}: {r.status}: {r.message}"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not env.nvcc_path(), reason="needs the CUDA toolkit (nvcc)")
+@pytest.mark.parametrize("op", CUDA_OPS, ids=[op.name for op in CUDA_OPS])
+def test_cuda_source_builds_through_load_inline(op):
+    result = build.build(op.name, op.cuda_flags, progress=False)
+    assert result.kernels, "ptxas reported no kernels"
+    assert all(k.registers > 0 for k in result.kernels)
+    for variant in discover.cuda_variants(op.name):
+        assert callable(discover.cuda_op(op.name, variant))
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not env.nvcc_path(), reason="needs the CUDA toolkit (nvcc)")
+def test_compile_error_points_at_the_users_file_and_line(tmp_path, monkeypatch):
+    for header in build.SHARED_HEADERS:
+        (tmp_path / header).write_text((env.CUDA_DIR / header).read_text())
+    good = (env.CUDA_DIR / "gelu.cu").read_text()
+    lines = good.splitlines()
+    target = next(i for i, line in enumerate(lines) if "tanhf(u)" in line)
+    lines[target] = lines[target].replace("tanhf(u)", "tanhf(undefined_name)")
+    (tmp_path / "broken.cu").write_text("\n".join(lines).replace("lab_gelu", "lab_broken"))
+    monkeypatch.setattr(env, "CUDA_DIR", tmp_path)
+    monkeypatch.setenv("LAB_CACHE_DIR", str(tmp_path / "cache"))
+    with pytest.raises(build.BuildError) as info:
+        build.build("broken", progress=False)
+    assert f"broken.cu:{target + 1}:" in str(info.value) and "undefined_name" in str(info.value)
+
+
+def test_build_key_changes_with_source_and_flags(tmp_path, monkeypatch):
+    for name in ("gelu.cu", *build.SHARED_HEADERS):
+        (tmp_path / name).write_text((env.CUDA_DIR / name).read_text())
+    monkeypatch.setattr(env, "CUDA_DIR", tmp_path)
+    key = build.build_key("gelu", [])
+    assert key == build.build_key("gelu", [])
+    assert key != build.build_key("gelu", ["-DX"])
+    (tmp_path / "gelu.cu").write_text((tmp_path / "gelu.cu").read_text() + "\n// edited\n")
+    assert key != build.build_key("gelu", [])
+    (tmp_path / "lab_device.cuh").write_text((tmp_path / "lab_device.cuh").read_text() + "\n")
+    assert build.build_key("gelu", []) != key
+
+
+def test_ptxas_report_is_parsed():
+    log = """ptxas info    : Compiling entry function '_Z15gelu_vec_kernelIfEvPKT_PS0_l' for 'sm_90'
+ptxas info    : Function properties for _Z15gelu_vec_kernelIfEvPKT_PS0_l
+    8 bytes stack frame, 4 bytes spill stores, 4 bytes spill loads
+ptxas info    : Used 40 registers, used 1 barriers, 2048 bytes smem, 380 bytes cmem[0]
+"""
+    (k,) = build.parse_ptxas(log)
+    assert (k.base, k.registers, k.spill_bytes, k.shared_bytes, k.stack_bytes) == ("gelu_vec_kernel", 40, 8, 2048, 8)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("op", OPS, ids=[op.name for op in OPS])
+def test_every_row_of_every_op_passes_on_the_gpu(op):
+    result = runner.run_op(op, runner.Options(time=False, capture=False, progress=False))
+    bad = [(r.impl, r.status, r.message) for r in result.rows if r.status != "ok"]
+    assert not bad
+    assert {c.impl for c in result.checks} == {r.impl for r in result.rows}

@@ -1,0 +1,90 @@
+import json
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from compare import cli, discover, env, report, runner
+
+
+@pytest.fixture(scope="module")
+def gelu_result():
+    options = runner.Options(impls=["triton", "torch:eager"], time=False, capture=False, progress=False)
+    return runner.run_op(discover.load_op("gelu"), options)
+
+
+def test_run_checks_every_row_it_can(gelu_result):
+    assert {r.impl: r.status for r in gelu_result.rows} == {
+        "triton:basic": "ok", "triton:tuned": "ok", "torch:eager": "ok"}
+    assert gelu_result.checks and all(c.ok for c in gelu_result.checks)
+    assert {c.dtype for c in gelu_result.checks} >= {"float32", "float16"}
+
+
+def test_report_files_are_written_whole(gelu_result, tmp_path):
+    written = report.write_files(gelu_result, tmp_path, "python -m compare gelu")
+    assert {p.name for p in written.values()} >= {"gelu.json", "gelu.csv", "gelu.md"}
+    data = json.loads((tmp_path / "gelu.json").read_text())
+    for key in ("op", "env", "ceilings", "checks", "timings", "loc", "build"):
+        assert key in data
+    assert {"gpu", "torch", "triton", "git_revision", "timing_method"} <= set(data["env"])
+    first = data["checks"][0]
+    assert {"impl", "dtype", "shape", "max_abs_err", "max_rel_err", "atol", "rtol", "ok"} <= set(first)
+    assert "| impl" in (tmp_path / "gelu.md").read_text()
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_atomic_write_keeps_the_old_file_when_writing_fails(tmp_path):
+    target = tmp_path / "x.json"
+    report.write_atomic(target, "old")
+
+    class Boom(Exception):
+        pass
+
+    class Exploding(str):
+        def encode(self, *a):
+            raise Boom
+
+    with pytest.raises(Boom):
+        report.write_atomic(target, Exploding("new"))
+    assert target.read_text() == "old"
+
+
+def run_cli(*args):
+    return subprocess.run([sys.executable, "-m", "compare", *args], capture_output=True, text=True, cwd=env.ROOT,
+                          timeout=600)
+
+
+def test_unknown_op_is_a_message_not_a_traceback():
+    p = run_cli("gleu")
+    assert p.returncode == 2
+    assert "unknown op 'gleu'" in p.stderr and "gelu" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_bad_option_values_are_explained():
+    p = run_cli("gelu", "--sizes", "12Q")
+    assert p.returncode == 2 and "bad size" in p.stderr
+    p = run_cli("gelu", "--dtypes", "fp8")
+    assert p.returncode == 2 and "unknown dtype" in p.stderr
+    p = run_cli("gelu", "--impls", "cuda:nope", "--no-time")
+    assert p.returncode == 2 and "no implementation matches" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_list_and_help():
+    p = run_cli("list")
+    assert p.returncode == 0 and "gelu" in p.stdout and "cuda:vec" in p.stdout
+    p = run_cli("--help")
+    assert p.returncode == 0 and "Exit status" in p.stdout
+
+
+def test_size_parser():
+    assert cli.parse_sizes("1M,4Kx2,7") == [(1 << 20,), (4096, 2), (7,)]
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="exercises the no-GPU path")
+def test_no_gpu_run_exits_cleanly_and_marks_gpu_rows(tmp_path):
+    p = run_cli("gelu", "--out", str(tmp_path))
+    assert p.returncode == 0, p.stdout + p.stderr
+    rows = {r["impl"]: r["status"] for r in json.loads((tmp_path / "gelu.json").read_text())["rows"]}
+    assert rows["triton:tuned"] == "ok" and rows["torch:compile"] == "needs GPU"
+    assert rows["cuda:vec"] == ("built (needs GPU to run)" if env.nvcc_path() else "build failed")
