@@ -79,6 +79,12 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-time", action="store_true", help="check only; skip timing")
     p.add_argument("--no-capture", action="store_true", help="skip capturing torch.compile output")
     p.add_argument("--show", choices=["inductor"], help="print the code torch.compile generated")
+    p.add_argument("--row-timeout", type=float, default=900, metavar="S",
+                   help="seconds one implementation's checks and timings may take before its row is marked "
+                        "'timed out' (default 900)")
+    p.add_argument("--in-process", action="store_true",
+                   help="run every row in this process instead of a worker (easier to debug; one crash then "
+                        "ends the run)")
     return p
 
 
@@ -114,7 +120,8 @@ def main(argv: list[str] | None = None) -> int:
     from . import report, runner
 
     options = runner.Options(dtypes=args.dtypes, impls=args.impls, quick=args.quick, sizes=args.sizes,
-                             seed=args.seed, time=not args.no_time, capture=not args.no_capture)
+                             seed=args.seed, time=not args.no_time, capture=not args.no_capture,
+                             isolate=not args.in_process, row_timeout_s=args.row_timeout)
     out_dir = report.default_out_dir(args.quick) if args.out is None else __import__("pathlib").Path(args.out)
     failed = []
     for op in ops:

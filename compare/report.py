@@ -225,6 +225,7 @@ def to_json(result: OpResult, command: str) -> dict:
         "build": result.build,
         "jit": result.jit,
         "torch_compile": captures,
+        "isolation": result.isolation,
     }
 
 

@@ -25,6 +25,8 @@ class Options:
     time: bool = True
     capture: bool = True
     progress: bool = True
+    isolate: bool = True  # run rows in a worker process (see isolate.py)
+    row_timeout_s: float = 900.0
 
 
 @dataclasses.dataclass
@@ -49,6 +51,7 @@ class OpResult:
     jit: list[dict] = dataclasses.field(default_factory=list)
     captures: list[capture_mod.Capture] = dataclasses.field(default_factory=list)
     seed: int = 0
+    isolation: dict = dataclasses.field(default_factory=dict)
 
     def failed_rows(self) -> list[RowStatus]:
         return [r for r in self.rows if r.status in ("FAIL", "build failed", "error", "crashed", "timed out")]
@@ -129,22 +132,33 @@ def _use_interpreter_autotune_stub(impl: discover.Impl) -> None:
             obj.do_bench = run_once
 
 
+@dataclasses.dataclass
+class RowOutcome:
+    """Everything one implementation's row produced in a worker."""
+
+    status: RowStatus
+    checks: list = dataclasses.field(default_factory=list)
+    timings: list = dataclasses.field(default_factory=list)
+    jit: list = dataclasses.field(default_factory=list)
+    resources: list = dataclasses.field(default_factory=list)
+    captures: list = dataclasses.field(default_factory=list)
+
+
 def run_op(op: Op, options: Options) -> OpResult:
+    """Parent side: count and build here; run every implementation's row in the worker (see isolate)."""
+    from . import isolate
+
     result = OpResult(op.name, op.summary, op.roofline, env.describe(), seed=options.seed)
     impls = discover.select(discover.implementations(op), options.impls)
     gpu = env.has_gpu()
-    device = torch.device("cuda" if gpu else "cpu")
-    dtypes = _dtypes(op, options)
     status: dict[str, RowStatus] = {i.name: RowStatus(i.name, "ok") for i in impls}
 
-    # ---- lines of code
     for impl in impls:
         if impl.backend == "cuda":
             result.loc.append(count.count_cuda(impl.source, impl.variant, impl.name))
         elif impl.backend == "triton":
             result.loc.append(count.count_triton(impl.source, impl.variant, impl.name))
 
-    # ---- build
     cuda_impls = [i for i in impls if i.backend == "cuda"]
     if cuda_impls:
         try:
@@ -165,99 +179,153 @@ def run_op(op: Op, options: Options) -> OpResult:
             for impl in cuda_impls:
                 status[impl.name] = RowStatus(impl.name, "build failed", str(exc))
             print(f"\n{exc}\n", flush=True)
-
-    runnable = []
     for impl in impls:
-        if status[impl.name].status != "ok":
-            continue
-        if not gpu and impl.needs_gpu:
+        if status[impl.name].status == "ok" and not gpu and impl.needs_gpu:
             status[impl.name] = RowStatus(impl.name, "needs GPU")
-            continue
-        try:
-            if impl.backend == "triton":
-                _use_interpreter_autotune_stub(impl)
-            runnable.append((impl, impl.load()))
-        except Exception as exc:  # an import or registration error costs only this row
-            status[impl.name] = RowStatus(impl.name, "error", _short_error(exc))
 
-    # ---- checks
-    shapes = list(op.check_shapes if gpu else (op.interpret_shapes or op.check_shapes[:3]))
-    capture_mod.raise_recompile_limit()
-    for impl, fn in runnable:
-        _say(options, f"  checking {impl.name}")
-        for dtype in _row_dtypes(op, impl, dtypes):
-            first_call = True
-            cases = [(shape, "random") for shape in shapes] + [
-                (shape, name) for name in op.special_inputs for shape in shapes[:3]]
-            for shape, inputs_name in cases:
-                start = time.perf_counter()
-                try:
-                    r = check_mod.check_case(op, impl.name, fn, dtype, shape, device, options.seed, inputs_name)
-                except Exception as exc:
-                    tol = op.tolerance(dtype, shape)
-                    r = check_mod.CheckResult(impl.name, check_mod.dtype_name(dtype), op.describe_shape(shape),
-                                              inputs_name, options.seed, False, "error", atol=tol.atol,
-                                              rtol=tol.rtol, message=_short_error(exc))
-                if first_call and impl.backend == "triton":
-                    result.jit.append({"impl": impl.name, "dtype": check_mod.dtype_name(dtype),
-                                       "first_call_s": time.perf_counter() - start})
-                first_call = False
-                result.checks.append(r)
-        bad = [c for c in result.checks if c.impl == impl.name and not c.ok]
-        if bad:
-            status[impl.name] = RowStatus(impl.name, "FAIL" if any(c.status == "FAIL" for c in bad) else bad[0].status,
-                                          f"{len(bad)} check(s) failed; first: {bad[0].dtype} {bad[0].shape} "
-                                          f"({bad[0].inputs}): {bad[0].message}")
-        if impl.backend == "triton":
-            result.build.extend(_triton_resources(impl))
-
-    # ---- torch.compile output
-    if options.capture and gpu:
-        for impl, _ in runnable:
-            if impl.backend != "torch" or not impl.variant.startswith("compile"):
-                continue
-            mode = impl.variant.removeprefix("compile").removeprefix("-") or "default"
-            for dtype in dtypes:
-                shape = op.bench_shapes[0]
-                gen = torch.Generator(device=device).manual_seed(options.seed)
-                try:
-                    cap = capture_mod.capture(op.torch_eager, op.make_inputs(shape, dtype, device, gen), impl.name,
-                                              mode, check_mod.dtype_name(dtype), op.describe_shape(shape))
-                    result.captures.append(cap)
-                except Exception as exc:
-                    status[impl.name] = RowStatus(impl.name, "error", f"capture failed: {_short_error(exc)}")
-
-    # ---- timing
-    if options.time and gpu:
-        result.ceilings["copy_gbps"] = timing.copy_bandwidth(device)
-        _say(options, f"  copy bandwidth: {result.ceilings['copy_gbps']:.0f} GB/s")
-        sizes = options.sizes or list(op.quick_bench_shapes or op.bench_shapes[:2]) if options.quick else (
-            options.sizes or list(op.bench_shapes))
-        l2 = timing.l2_bytes(device)
-        for impl, fn in runnable:
+    pool = isolate.Worker(options.row_timeout_s) if options.isolate else isolate.InProcess()
+    with pool:
+        if options.time and gpu:
+            result.ceilings["copy_gbps"] = pool.call("measure_copy_bandwidth", timeout_s=300)
+            _say(options, f"  copy bandwidth: {result.ceilings['copy_gbps']:.0f} GB/s")
+        for impl in impls:
             if status[impl.name].status != "ok":
-                continue  # a wrong kernel's speed means nothing
-            _say(options, f"  timing {impl.name}")
-            for dtype in _row_dtypes(op, impl, dtypes):
-                for shape in sizes:
-                    nbytes, flops = op.bytes_moved(shape, dtype), op.flops(shape)
-                    try:
-                        sets = timing.input_sets(
-                            lambda i: op.make_inputs(shape, dtype, device,
-                                                     torch.Generator(device=device).manual_seed(options.seed + i)),
-                            nbytes, l2)
-                        q25, med, q75 = timing.measure(timing.rotating(fn, sets))
-                        del sets
-                    except Exception as exc:
-                        status[impl.name] = RowStatus(impl.name, "error", f"timing: {_short_error(exc)}")
-                        break
-                    result.timings.append(timing.Timing(
-                        impl.name, check_mod.dtype_name(dtype), op.describe_shape(shape), med, q25, q75, nbytes,
-                        flops, nbytes / med / 1e6, flops / med / 1e9,
-                        noisy=(q75 - q25) > timing.NOISY_IQR_FRACTION * med))
-        _relate_to_ceilings(result)
+                continue
+            _say(options, f"  {impl.name}")
+            try:
+                outcome = pool.call("run_row", op.name, impl.name, options)
+            except isolate.RowFailure as failure:
+                status[impl.name] = RowStatus(impl.name, failure.status, failure.message)
+                _say(options, f"    {failure.status}: {failure.message.splitlines()[0]}")
+                continue
+            status[impl.name] = outcome.status
+            result.checks += outcome.checks
+            result.timings += outcome.timings
+            result.jit += outcome.jit
+            result.build += outcome.resources
+            result.captures += outcome.captures
+        result.isolation = {"enabled": options.isolate, "worker_starts": pool.starts,
+                            "worker_start_s": round(pool.start_s, 3)}
+    _relate_to_ceilings(result)
     result.rows = [status[i.name] for i in impls]
     return result
+
+
+def cuda_context_healthy() -> bool:
+    """False once a kernel fault has poisoned this process's CUDA context (every later CUDA call fails)."""
+    if not torch.cuda.is_available() or not torch.cuda.is_initialized():
+        return True
+    try:
+        torch.cuda.synchronize()
+        torch.ones(1, device="cuda").add_(1).item()
+        return True
+    except Exception:
+        return False
+
+
+def measure_copy_bandwidth() -> float:
+    return timing.copy_bandwidth(torch.device("cuda"))
+
+
+def run_row(op_name: str, impl_name: str, options: Options) -> RowOutcome:
+    """Worker side: check, capture and time one implementation; every failure is recorded, not raised."""
+    op = discover.load_op(op_name)
+    impl = next(i for i in discover.implementations(op) if i.name == impl_name)
+    out = RowOutcome(RowStatus(impl.name, "ok"))
+    gpu = env.has_gpu()
+    device = torch.device("cuda" if gpu else "cpu")
+    dtypes = _row_dtypes(op, impl, _dtypes(op, options))
+    try:
+        if impl.backend == "cuda":
+            build_mod.build(op.name, op.cuda_flags, progress=False)  # cached by the parent: a warm load
+        if impl.backend == "triton":
+            _use_interpreter_autotune_stub(impl)
+        fn = impl.load()
+    except Exception as exc:  # an import or registration error costs only this row
+        out.status = RowStatus(impl.name, "error", _short_error(exc))
+        return out
+
+    capture_mod.raise_recompile_limit()
+    shapes = list(op.check_shapes if gpu else (op.interpret_shapes or op.check_shapes[:3]))
+    cases = [(shape, "random") for shape in shapes] + [
+        (shape, name) for name in op.special_inputs for shape in shapes[:3]]
+    for dtype in dtypes:
+        for n, (shape, inputs_name) in enumerate(cases):
+            start = time.perf_counter()
+            out.checks.append(_check(op, impl, fn, dtype, shape, device, options.seed, inputs_name))
+            if n == 0 and impl.backend == "triton":
+                out.jit.append({"impl": impl.name, "dtype": check_mod.dtype_name(dtype),
+                                "first_call_s": time.perf_counter() - start})
+            if not cuda_context_healthy():
+                out.status = RowStatus(impl.name, "crashed", f"CUDA context lost: {out.checks[-1].message}")
+                return out
+    if impl.backend == "triton":
+        out.resources = _triton_resources(impl)
+    _judge(out)
+
+    if options.capture and gpu and impl.backend == "torch" and impl.variant.startswith("compile"):
+        mode = impl.variant.removeprefix("compile").removeprefix("-") or "default"
+        for dtype in dtypes:
+            shape = op.bench_shapes[0]
+            gen = torch.Generator(device=device).manual_seed(options.seed)
+            try:
+                out.captures.append(capture_mod.capture(op.torch_eager, op.make_inputs(shape, dtype, device, gen),
+                                                        impl.name, mode, check_mod.dtype_name(dtype),
+                                                        op.describe_shape(shape)))
+            except Exception as exc:
+                out.status = RowStatus(impl.name, "error", f"capture failed: {_short_error(exc)}")
+
+    if options.time and gpu and out.status.status == "ok":  # a wrong kernel's speed means nothing
+        sizes = (options.sizes or list(op.quick_bench_shapes or op.bench_shapes[:2])) if options.quick else (
+            options.sizes or list(op.bench_shapes))
+        l2 = timing.l2_bytes(device)
+        for dtype in dtypes:
+            for shape in sizes:
+                try:
+                    out.timings.append(_time(op, impl, fn, dtype, shape, device, options, l2))
+                except Exception as exc:
+                    out.status = RowStatus(impl.name, "error", f"timing {check_mod.dtype_name(dtype)} "
+                                                               f"{op.describe_shape(shape)}: {_short_error(exc)}")
+                    return out
+        # Checked again once warm, on fresh inputs: an implementation must not change its answers after it has
+        # been called a few hundred times (caches keyed on pointers, state left by autotuning, races).
+        for dtype in dtypes:
+            for shape in (shapes[0], shapes[-1]):
+                out.checks.append(_check(op, impl, fn, dtype, shape, device, options.seed + 1, "random",
+                                         label="random, after timing"))
+        _judge(out)
+    return out
+
+
+def _check(op, impl, fn, dtype, shape, device, seed, inputs_name, label=None) -> check_mod.CheckResult:
+    try:
+        r = check_mod.check_case(op, impl.name, fn, dtype, shape, device, seed, inputs_name)
+    except Exception as exc:
+        tol = op.tolerance(dtype, shape)
+        r = check_mod.CheckResult(impl.name, check_mod.dtype_name(dtype), op.describe_shape(shape), inputs_name,
+                                  seed, False, "error", atol=tol.atol, rtol=tol.rtol, message=_short_error(exc))
+    if label:
+        r.inputs = label
+    return r
+
+
+def _judge(out: RowOutcome) -> None:
+    bad = [c for c in out.checks if not c.ok]
+    if bad and out.status.status == "ok":
+        kind = "FAIL" if any(c.status == "FAIL" for c in bad) else bad[0].status
+        out.status = RowStatus(out.status.impl, kind, f"{len(bad)} check(s) failed; first: {bad[0].dtype} "
+                                                      f"{bad[0].shape} ({bad[0].inputs}): {bad[0].message}")
+
+
+def _time(op, impl, fn, dtype, shape, device, options, l2) -> timing.Timing:
+    nbytes, flops = op.bytes_moved(shape, dtype), op.flops(shape)
+    sets = timing.input_sets(
+        lambda i: op.make_inputs(shape, dtype, device, torch.Generator(device=device).manual_seed(options.seed + i)),
+        nbytes, l2)
+    q25, med, q75 = timing.measure(timing.rotating(fn, sets))
+    return timing.Timing(impl.name, check_mod.dtype_name(dtype), op.describe_shape(shape), med, q25, q75, nbytes,
+                         flops, nbytes / med / 1e6, flops / med / 1e9,
+                         noisy=(q75 - q25) > timing.NOISY_IQR_FRACTION * med)
 
 
 def _relate_to_ceilings(result: OpResult) -> None:
