@@ -74,11 +74,12 @@ def _arch_list() -> str:
     return "unset"
 
 
-def build_key(op: str, extra_flags: list[str]) -> str:
+def build_key(op: str, extra_flags: list[str], path: Path | None = None) -> str:
     import torch
 
-    h = hashlib.sha256()
-    for name in (f"{op}.cu", *SHARED_HEADERS):
+    path = path or env.CUDA_DIR / f"{op}.cu"
+    h = hashlib.sha256(str(path).encode() + b"\0" + path.read_bytes() + b"\0")
+    for name in SHARED_HEADERS:
         h.update(name.encode() + b"\0" + (env.CUDA_DIR / name).read_bytes() + b"\0")
     for part in (NVCC_FLAGS, CXX_FLAGS, extra_flags):
         h.update(json.dumps(part).encode())
@@ -192,10 +193,9 @@ def parse_ptxas(log: str) -> list[KernelResources]:
     return kernels
 
 
-def _load(op: str, name: str, build_dir: Path, extra_flags: list[str], verbose: bool):
+def _load(path: Path, name: str, build_dir: Path, extra_flags: list[str], verbose: bool):
     from torch.utils.cpp_extension import load_inline
 
-    path = env.CUDA_DIR / f"{op}.cu"
     # Positions in compiler messages then refer to the user's file, not to load_inline's copy of it.
     source = f'#line 1 "{path}"\n' + path.read_text()
     return load_inline(
@@ -213,16 +213,19 @@ def _load(op: str, name: str, build_dir: Path, extra_flags: list[str], verbose: 
     )
 
 
-def build(op: str, extra_flags: list[str] | tuple[str, ...] = (), progress: bool = True) -> BuildResult:
-    """Build (or load from the cache) cuda_src/<op>.cu and register its ops as torch.ops.lab_<op>.*"""
+def build(op: str, extra_flags: list[str] | tuple[str, ...] = (), progress: bool = True,
+          path: Path | None = None) -> BuildResult:
+    """Build (or load from the cache) cuda_src/<op>.cu (or the .cu at `path`) and register its ops as
+    torch.ops.lab_<op>.*"""
     env.prepare_cuda_build_env()
     if not env.nvcc_path():
         raise BuildError("no CUDA compiler (nvcc) found: install the CUDA toolkit or set CUDA_HOME")
     extra_flags = list(extra_flags)
-    name = f"lab_{op}_{build_key(op, extra_flags)}"
+    path = Path(path) if path else env.CUDA_DIR / f"{op}.cu"
+    name = f"lab_{op}_{build_key(op, extra_flags, path)}"
     build_dir = cache_root() / name
     sidecar = build_dir / SIDECAR
-    source = env.relpath(env.CUDA_DIR / f"{op}.cu")
+    source = env.relpath(path)
     built_now = False
     log = ""
     if not sidecar.exists():
@@ -233,7 +236,7 @@ def build(op: str, extra_flags: list[str] | tuple[str, ...] = (), progress: bool
         start = time.perf_counter()
         try:
             with _capture_output(log_path) as write, _progress(write, source, progress):
-                _load(op, name, build_dir, extra_flags, verbose=True)
+                _load(path, name, build_dir, extra_flags, verbose=True)
         except Exception as exc:  # load_inline raises RuntimeError/subprocess errors with the log inside
             log = log_path.read_text(errors="replace") + "\n" + str(exc)
             shutil.rmtree(build_dir, ignore_errors=True)
@@ -251,7 +254,7 @@ def build(op: str, extra_flags: list[str] | tuple[str, ...] = (), progress: bool
     # Warm: the module is on disk; load_inline re-checks the sources, finds nothing to do and loads it.
     start = time.perf_counter()
     with _capture_output(build_dir / "load.log"):
-        _load(op, name, build_dir, extra_flags, verbose=False)
+        _load(path, name, build_dir, extra_flags, verbose=False)
     warm_s = time.perf_counter() - start
     return BuildResult(op, source, name, record["cold_s"], warm_s, built_now,
                        [KernelResources(**k) for k in record["kernels"]], log)
