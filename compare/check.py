@@ -7,7 +7,9 @@ Hazards this guards against, each seen fooling public kernel benchmarks:
   * stale results cached across calls: every check draws fresh random inputs from its own seed;
   * writing into the inputs: the inputs are compared with a pristine copy after the call;
   * a check that cannot fail: if an all-zeros output or the constant median would also pass, the case is refused as
-    degenerate rather than passed.
+    degenerate rather than passed;
+  * ignored strides: the "non-contiguous" case passes every input as a strided view holding the same values; an
+    implementation must return the right answer or refuse with an error that says "contiguous".
 """
 from __future__ import annotations
 
@@ -111,9 +113,22 @@ def is_degenerate(ref: torch.Tensor, tol) -> str:
     return ""
 
 
+NON_CONTIGUOUS = "non-contiguous"
+
+
+def strided_copy(t: torch.Tensor) -> torch.Tensor:
+    """The same values as a non-contiguous view (every other element of a buffer twice as wide)."""
+    if t.dim() == 0:
+        return t
+    wide = torch.full((*t.shape[:-1], 2 * t.shape[-1]), float("nan"), dtype=t.dtype, device=t.device)
+    view = wide[..., ::2]
+    view.copy_(t)
+    return view
+
+
 def check_case(op: Op, impl_name: str, fn, dtype: torch.dtype, shape: Shape, device: torch.device, seed: int,
                inputs_name: str = "random") -> CheckResult:
-    make = op.make_inputs if inputs_name == "random" else op.special_inputs[inputs_name]
+    make = op.special_inputs[inputs_name] if inputs_name in op.special_inputs else op.make_inputs
     tol = op.tolerance(dtype, shape)
     seed = case_seed(seed, op.name, dtype_name(dtype), shape, inputs_name)
     result = CheckResult(impl_name, dtype_name(dtype), op.describe_shape(shape), inputs_name, seed, False, "FAIL",
@@ -122,8 +137,17 @@ def check_case(op: Op, impl_name: str, fn, dtype: torch.dtype, shape: Shape, dev
     inputs = make(shape, dtype, device, generator)
     pristine = [t.clone() for t in inputs]
     candidate_inputs = [t.clone() for t in inputs]
+    if inputs_name == NON_CONTIGUOUS:
+        candidate_inputs = [strided_copy(t) for t in candidate_inputs]
     poison_free_memory(device, max(t.numel() * t.element_size() for t in inputs) * 2)
-    out = fn(*candidate_inputs)
+    try:
+        out = fn(*candidate_inputs)
+    except Exception as exc:
+        if inputs_name == NON_CONTIGUOUS and "contiguous" in str(exc).lower():
+            result.ok, result.status = True, "ok"
+            result.message = f"refused non-contiguous input: {str(exc).strip().splitlines()[0]}"
+            return result
+        raise
     if device.type == "cuda":
         torch.cuda.synchronize(device)
     for i, (before, after) in enumerate(zip(pristine, candidate_inputs)):

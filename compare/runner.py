@@ -248,7 +248,8 @@ def run_row(op_name: str, impl_name: str, options: Options) -> RowOutcome:
     capture_mod.raise_recompile_limit()
     shapes = list(op.check_shapes if gpu else (op.interpret_shapes or op.check_shapes[:3]))
     cases = [(shape, "random") for shape in shapes] + [
-        (shape, name) for name in op.special_inputs for shape in shapes[:3]]
+        (shape, name) for name in op.special_inputs for shape in shapes[:3]] + [
+        (shape, check_mod.NON_CONTIGUOUS) for shape in shapes[1:3]]
     for dtype in dtypes:
         for n, (shape, inputs_name) in enumerate(cases):
             start = time.perf_counter()

@@ -94,3 +94,28 @@ def test_seed_is_stable_and_distinct_per_case():
     a = check.case_seed(0, "gelu", "float32", (1,), "random")
     assert a == check.case_seed(0, "gelu", "float32", (1,), "random")
     assert a != check.case_seed(0, "gelu", "float32", (2,), "random")
+
+
+def test_strided_copy_keeps_values_and_breaks_contiguity():
+    x = torch.randn(5, 7)
+    y = check.strided_copy(x)
+    assert not y.is_contiguous() and torch.equal(x, y)
+
+
+def test_ignoring_strides_fails_but_refusing_them_passes():
+    def reads_storage_as_contiguous(x):
+        flat = torch.as_strided(x, (x.numel(),), (1,))  # ignores x.stride()
+        return GELU.reference(flat.double()).to(x.dtype).view(x.shape)
+
+    r = check.check_case(GELU, "planted", reads_storage_as_contiguous, torch.float32, SHAPE, torch.device("cpu"),
+                         seed=0, inputs_name=check.NON_CONTIGUOUS)
+    assert not r.ok
+
+    def refuses(x):
+        if not x.is_contiguous():
+            raise ValueError("gelu: x is not contiguous; pass .contiguous()")
+        return GELU.reference(x.double()).to(x.dtype)
+
+    r = check.check_case(GELU, "planted", refuses, torch.float32, SHAPE, torch.device("cpu"), seed=0,
+                         inputs_name=check.NON_CONTIGUOUS)
+    assert r.ok and "refused" in r.message
