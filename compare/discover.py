@@ -89,7 +89,29 @@ def cuda_variants(op: str) -> list[str]:
 def cuda_op(op: str, variant: str) -> Callable:
     import torch
 
-    return getattr(getattr(torch.ops, f"lab_{op}"), variant)
+    fn = getattr(getattr(torch.ops, f"lab_{op}"), variant)
+    _register_fake(op, variant)
+    return fn
+
+
+_FAKES: set[str] = set()
+
+
+def _register_fake(op: str, variant: str) -> None:
+    """Shape/dtype propagation for torch.compile and torch.library.opcheck: a lab op's output has the metadata of the
+    op's torch_eager output, so that function, run on fake tensors, is the fake implementation."""
+    import torch
+
+    qualname = f"lab_{op}::{variant}"
+    if qualname in _FAKES:
+        return
+    eager = load_op(op).torch_eager
+    try:
+        torch.library.register_fake(qualname, lambda *args: eager(*args))
+    except RuntimeError as exc:  # registered already by an earlier import in this process
+        if "already" not in str(exc):
+            raise
+    _FAKES.add(qualname)
 
 
 def triton_module(op: str):

@@ -53,6 +53,9 @@ class Op:
     unsupported_dtypes: Mapping[str, Sequence[torch.dtype]] = dataclasses.field(default_factory=dict)
     compile_modes: Sequence[str] = ("default",)
     cuda_flags: Sequence[str] = ()  # extra nvcc flags for cuda_src/<op>.cu
+    # A shape where some tensor has more than 2^31 elements: the bad-input tests run every row at it (16-bit dtype)
+    # and check the last rows of the output, to catch 32-bit index overflow.
+    index_overflow_shape: Shape | None = None
     # Where a shape is a tuple of named sizes (M, N, K), how to print it; default "1024x4096".
     shape_names: Sequence[str] | None = None
 

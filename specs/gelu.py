@@ -38,6 +38,7 @@ OP = Op(
     bench_shapes=[(1 << 20,), (1 << 22,), (1 << 24,), (1 << 26,), (1 << 28,)],
     quick_bench_shapes=[(1 << 20,), (1 << 24,)],
     interpret_shapes=[(1,), (127,), (4099,)],
+    index_overflow_shape=(2**31 + 33,),
     dtypes=(torch.float32, torch.float16, torch.bfloat16),
     # fp16/bf16 outputs are computed in fp32 and rounded once: half an ulp is 2^-11 (fp16) and 2^-8 (bf16)
     # relative; the tolerances allow about two ulps. atol covers outputs near zero.

@@ -1,0 +1,137 @@
+"""Every CUDA and Triton implementation of every op, fed what it can't take: a clear exception that names the op
+and the problem, or the right answer, never a crash or a silent wrong result."""
+import math
+
+import pytest
+import torch
+
+from compare import build, check, discover, env, runner
+
+OPS = [discover.load_op(n) for n in discover.op_names()]
+GPU = torch.cuda.is_available()
+ROWS = [(op, impl) for op in OPS for impl in discover.implementations(op)
+        if impl.backend == "triton" or (impl.backend == "cuda" and GPU)]
+IDS = [f"{op.name}-{impl.name}" for op, impl in ROWS]
+
+
+@pytest.fixture(scope="module")
+def loaded():
+    """impl.name -> callable, building each op's .cu once."""
+    fns = {}
+    for op, impl in ROWS:
+        if impl.backend == "cuda":
+            build.build(op.name, op.cuda_flags, progress=False)
+        else:
+            runner._use_interpreter_autotune_stub(impl)
+        fns[(op.name, impl.name)] = impl.load()
+    return fns
+
+
+def device():
+    return torch.device("cuda" if GPU else "cpu")
+
+
+def inputs_for(op, shape, dtype=torch.float32, dev=None):
+    gen = torch.Generator(device=dev or device()).manual_seed(0)
+    return op.make_inputs(shape, dtype, dev or device(), gen)
+
+
+def small_shape(op):
+    return (op.interpret_shapes or op.check_shapes)[1]
+
+
+def expect_clear_error(fn, args, op, *words):
+    with pytest.raises(Exception) as info:
+        out = fn(*args)
+        if GPU:
+            torch.cuda.synchronize()
+        pytest.fail(f"accepted the input and returned {type(out).__name__}")
+    text = str(info.value)
+    assert op.name in text, f"the error does not name the op: {text}"
+    assert any(w.lower() in text.lower() for w in words), f"the error does not say {words}: {text}"
+
+
+@pytest.mark.parametrize("op,impl", ROWS, ids=IDS)
+def test_unsupported_dtypes_are_rejected(op, impl, loaded):
+    fn = loaded[(op.name, impl.name)]
+    for bad in (torch.float64, torch.int32):
+        args = [t.to(bad) for t in inputs_for(op, small_shape(op))]
+        expect_clear_error(fn, args, op, "dtype", "Double", "Int")
+
+
+@pytest.mark.parametrize("op,impl", ROWS, ids=IDS)
+def test_mismatched_shapes_are_rejected(op, impl, loaded):
+    args = list(inputs_for(op, small_shape(op)))
+    if len(args) < 2:
+        pytest.skip(f"{op.name} takes one tensor")
+    last = args[-1]
+    args[-1] = last.narrow(0, 0, last.shape[0] - 1).contiguous()
+    expect_clear_error(loaded[(op.name, impl.name)], args, op, "shape", "differ", "mismatch", "dimension", "size")
+
+
+@pytest.mark.parametrize("op,impl", ROWS, ids=IDS)
+def test_mixed_dtypes_are_rejected(op, impl, loaded):
+    args = list(inputs_for(op, small_shape(op)))
+    if len(args) < 2:
+        pytest.skip(f"{op.name} takes one tensor")
+    args[-1] = args[-1].to(torch.float16)
+    expect_clear_error(loaded[(op.name, impl.name)], args, op, "dtype")
+
+
+@pytest.mark.parametrize("op,impl", ROWS, ids=IDS)
+def test_empty_tensors_give_empty_results(op, impl, loaded):
+    shape = (0,) + tuple(small_shape(op)[1:])
+    args = inputs_for(op, shape)
+    out = loaded[(op.name, impl.name)](*args)
+    if GPU:
+        torch.cuda.synchronize()
+    ref = op.reference(*[t.double() for t in args])
+    assert tuple(out.shape) == tuple(ref.shape) and out.numel() == 0
+
+
+@pytest.mark.parametrize("op,impl", ROWS, ids=IDS)
+def test_non_contiguous_inputs_are_handled_or_refused(op, impl, loaded):
+    r = check.check_case(op, impl.name, loaded[(op.name, impl.name)], torch.float32, small_shape(op), device(),
+                         seed=0, inputs_name=check.NON_CONTIGUOUS)
+    assert r.ok, r.message
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("op,impl", ROWS, ids=IDS)
+def test_cpu_tensors_are_rejected(op, impl, loaded):
+    args = inputs_for(op, small_shape(op), dev=torch.device("cpu"))
+    expect_clear_error(loaded[(op.name, impl.name)], args, op, "cuda", "device", "CPU")
+
+
+@pytest.mark.gpu
+@pytest.mark.slow
+@pytest.mark.parametrize("op,impl", ROWS, ids=IDS)
+def test_more_than_2_to_the_31_elements(op, impl, loaded):
+    """32-bit index arithmetic wraps past 2^31 elements: the last rows of the output would be wrong or unwritten."""
+    if op.index_overflow_shape is None:
+        pytest.skip(f"{op.name} declares no index_overflow_shape")
+    dtype = torch.float16 if torch.float16 in op.dtypes else op.dtypes[0]
+    args = inputs_for(op, op.index_overflow_shape, dtype)
+    assert max(t.numel() for t in args) > 2**31
+    out = loaded[(op.name, impl.name)](*args)
+    torch.cuda.synchronize()
+    rows = max(1, min(out.shape[0], 4096 // max(1, math.prod(out.shape[1:]))))
+    # The reference on the last rows: slice every input whose leading dimension is the output's.
+    tail = [t[-rows:] if t.shape[0] == out.shape[0] else t for t in args]
+    ref = op.reference(*[t.double() for t in tail])
+    ok, message, _ = check.compare(out[-rows:], ref, op.tolerance(dtype, op.index_overflow_shape), dtype)
+    del args, out
+    torch.cuda.empty_cache()
+    assert ok, message
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("op", [op for op in OPS if discover.cuda_variants(op.name)], ids=lambda op: op.name)
+def test_cuda_ops_pass_opcheck(op):
+    build.build(op.name, op.cuda_flags, progress=False)
+    for variant in discover.cuda_variants(op.name):
+        fn = discover.cuda_op(op.name, variant)
+        for dtype in op.dtypes:
+            if dtype in op.unsupported_dtypes.get(f"cuda:{variant}", ()):
+                continue
+            torch.library.opcheck(fn, inputs_for(op, small_shape(op), dtype))
