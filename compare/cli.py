@@ -79,6 +79,11 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-time", action="store_true", help="check only; skip timing")
     p.add_argument("--no-capture", action="store_true", help="skip capturing torch.compile output")
     p.add_argument("--show", choices=["inductor"], help="print the code torch.compile generated")
+    p.add_argument("--graph", action="store_true",
+                   help="also time each call as a CUDA-graph replay, for sizes where launch overhead dominates")
+    p.add_argument("--profile-check", action="store_true",
+                   help="also measure kernel time with torch.profiler and flag rows where it exceeds the "
+                        "event timing (work the events did not see)")
     p.add_argument("--row-timeout", type=float, default=900, metavar="S",
                    help="seconds one implementation's checks and timings may take before its row is marked "
                         "'timed out' (default 900)")
@@ -121,7 +126,8 @@ def main(argv: list[str] | None = None) -> int:
 
     options = runner.Options(dtypes=args.dtypes, impls=args.impls, quick=args.quick, sizes=args.sizes,
                              seed=args.seed, time=not args.no_time, capture=not args.no_capture,
-                             isolate=not args.in_process, row_timeout_s=args.row_timeout)
+                             isolate=not args.in_process, row_timeout_s=args.row_timeout, graph=args.graph,
+                             profile_check=args.profile_check)
     out_dir = report.default_out_dir(args.quick) if args.out is None else __import__("pathlib").Path(args.out)
     failed = []
     for op in ops:

@@ -54,9 +54,24 @@ def check_table(result: OpResult) -> list[list]:
 CHECK_HEADERS = ["impl", "dtype", "passed", "max abs err", "max rel err", "atol / rtol", "err/tol", "status"]
 
 
-def timing_tables(result: OpResult, as_ms: bool = False) -> dict[str, tuple[list[str], list[list]]]:
-    """One table per dtype: a row per implementation, a column per size; cells are GB/s or TFLOP/s with the
-    fraction of the ceiling, or (as_ms) median ± IQR in milliseconds."""
+def _cell(t, kind: str, memory: bool) -> str:
+    if kind == "ms":
+        return f"{t.median_ms:.4g} ± {t.iqr_ms:.2g}{' !' if t.noisy else ''}"
+    if kind == "graph":
+        return "" if t.graph_median_ms is None else f"{t.graph_median_ms:.4g} (events {t.median_ms:.4g})"
+    if kind == "profiler":
+        if t.profiler_ms is None:
+            return ""
+        return f"{t.profiler_ms:.4g} / {t.median_ms:.4g}{' DISAGREE' if t.profiler_disagrees else ''}"
+    rate = f"{t.gbps:.0f}" if memory else f"{t.tflops:.1f}"
+    frac = f" ({t.fraction_of_ceiling:.2f})" if t.fraction_of_ceiling is not None else ""
+    return f"{rate}{frac}{' !' if t.noisy else ''}"
+
+
+def timing_tables(result: OpResult, kind: str = "rate") -> dict[str, tuple[list[str], list[list]]]:
+    """One table per dtype: a row per implementation, a column per size. kind: "rate" (GB/s or TFLOP/s with the
+    fraction of the ceiling), "ms" (median ± IQR), "graph" (CUDA-graph replay median), "profiler" (profiler kernel
+    ms / events ms)."""
     memory = result.roofline == "memory"
     tables = {}
     by_dtype: dict[str, list] = defaultdict(list)
@@ -66,22 +81,10 @@ def timing_tables(result: OpResult, as_ms: bool = False) -> dict[str, tuple[list
         shapes = list(dict.fromkeys(t.shape for t in ts))
         impls = list(dict.fromkeys(t.impl for t in ts))
         cell = {(t.impl, t.shape): t for t in ts}
-        rows = []
-        for impl in impls:
-            row = [impl]
-            for s in shapes:
-                t = cell.get((impl, s))
-                if t is None:
-                    row.append("")
-                    continue
-                if as_ms:
-                    row.append(f"{t.median_ms:.4g} ± {t.iqr_ms:.2g}{' !' if t.noisy else ''}")
-                    continue
-                rate = f"{t.gbps:.0f}" if memory else f"{t.tflops:.1f}"
-                frac = f" ({t.fraction_of_ceiling:.2f})" if t.fraction_of_ceiling is not None else ""
-                row.append(f"{rate}{frac}{' !' if t.noisy else ''}")
-            rows.append(row)
-        tables[dtype] = (["impl"] + [_short_shape(s) for s in shapes], rows)
+        rows = [[impl] + [_cell(cell[(impl, s)], kind, memory) if (impl, s) in cell else "" for s in shapes]
+                for impl in impls]
+        if any(any(c for c in row[1:]) for row in rows):
+            tables[dtype] = (["impl"] + [_short_shape(s) for s in shapes], rows)
     return tables
 
 
@@ -140,6 +143,10 @@ def print_terminal(result: OpResult, show_inductor: bool = False) -> None:
         unit = "GB/s" if result.roofline == "memory" else "TFLOP/s"
         note = "copy bandwidth" if result.roofline == "memory" else "torch:eager"
         show(f"Timing, {dtype}: {unit} (fraction of {note}); ! = IQR > 10% of median", headers, rows)
+    for dtype, (headers, rows) in timing_tables(result, "graph").items():
+        show(f"CUDA-graph replay, {dtype}: median ms (events median)", headers, rows)
+    for dtype, (headers, rows) in timing_tables(result, "profiler").items():
+        show(f"torch.profiler kernel ms / events ms, {dtype}", headers, rows)
     show("Lines of code (non-blank, non-comment)", ["impl", "kernel", "host", "total", "source"], loc_table(result))
     show("Build", ["impl", "kernel", "cold / warm s", "registers", "spill bytes", "shared bytes"], build_table(result))
     show("torch.compile", ["impl", "dtype", "shape", "compile s", "kernels", "kernel lines", "host lines"],
@@ -178,8 +185,14 @@ def markdown(result: OpResult, files: dict[str, str]) -> str:
         w(f"## Timing, {dtype}\n\n{unit}, with the fraction of {note} in brackets; `!` marks an IQR over 10% of "
           "the median.\n\n")
         w(_md_table(headers, rows) + "\n\n")
-        ms_headers, ms_rows = timing_tables(result, as_ms=True)[dtype]
+        ms_headers, ms_rows = timing_tables(result, "ms")[dtype]
         w("Median ± IQR, milliseconds:\n\n" + _md_table(ms_headers, ms_rows) + "\n\n")
+        if dtype in (graph := timing_tables(result, "graph")):
+            w("CUDA-graph replay median, ms (the events' median in brackets): what is left once Python and launch "
+              "overhead are gone.\n\n" + _md_table(*graph[dtype]) + "\n\n")
+        if dtype in (prof := timing_tables(result, "profiler")):
+            w("torch.profiler kernel time / event median, ms; DISAGREE marks kernel time the events did not "
+              "see.\n\n" + _md_table(*prof[dtype]) + "\n\n")
     if files.get("plot"):
         w(f"![throughput]({files['plot']})\n\n")
     w("## Lines of code\n\nNon-blank lines that are not only comments or docstrings, split into kernel (runs on the "

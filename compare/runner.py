@@ -26,6 +26,8 @@ class Options:
     capture: bool = True
     progress: bool = True
     isolate: bool = True  # run rows in a worker process (see isolate.py)
+    graph: bool = False  # also time CUDA-graph replays (launch overhead removed)
+    profile_check: bool = False  # also measure kernel time with torch.profiler and compare
     row_timeout_s: float = 900.0
 
 
@@ -324,9 +326,15 @@ def _time(op, impl, fn, dtype, shape, device, options, l2) -> timing.Timing:
         lambda i: op.make_inputs(shape, dtype, device, torch.Generator(device=device).manual_seed(options.seed + i)),
         nbytes, l2)
     q25, med, q75 = timing.measure(timing.rotating(fn, sets))
-    return timing.Timing(impl.name, check_mod.dtype_name(dtype), op.describe_shape(shape), med, q25, q75, nbytes,
-                         flops, nbytes / med / 1e6, flops / med / 1e9,
-                         noisy=(q75 - q25) > timing.NOISY_IQR_FRACTION * med)
+    t = timing.Timing(impl.name, check_mod.dtype_name(dtype), op.describe_shape(shape), med, q25, q75, nbytes,
+                      flops, nbytes / med / 1e6, flops / med / 1e9,
+                      noisy=(q75 - q25) > timing.NOISY_IQR_FRACTION * med)
+    if options.graph:
+        t.graph_median_ms = timing.measure_graph([lambda s=s: fn(*s) for s in sets])[1]
+    if options.profile_check:
+        t.profiler_ms = timing.profiler_kernel_ms(timing.rotating(fn, sets))
+        t.profiler_disagrees = timing.profiler_disagrees(med, t.profiler_ms)
+    return t
 
 
 def _relate_to_ceilings(result: OpResult) -> None:

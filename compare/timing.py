@@ -28,6 +28,11 @@ class Timing:
     ceiling: str = ""
     speedup_vs_eager: float | None = None
     noisy: bool = False
+    # --graph: the same calls captured in CUDA graphs and replayed (no Python or launch overhead per call)
+    graph_median_ms: float | None = None
+    # --profile-check: GPU kernel time per call from torch.profiler, for comparison with the events' median
+    profiler_ms: float | None = None
+    profiler_disagrees: bool = False
 
     @property
     def iqr_ms(self) -> float:
@@ -70,3 +75,67 @@ def copy_bandwidth(device: torch.device, nbytes: int = 1 << 30) -> float:
 def l2_bytes(device: torch.device) -> int | None:
     props = torch.cuda.get_device_properties(device)
     return getattr(props, "L2_cache_size", None) or getattr(props, "l2_cache_size", None)
+
+
+def _flush_fn():
+    """The L2 flush do_bench uses between calls (a 256 MB memset)."""
+    from triton import runtime
+
+    cache = runtime.driver.active.get_empty_cache_for_benchmark()
+    return lambda: runtime.driver.active.clear_cache(cache)
+
+
+def measure_graph(calls) -> tuple[float, float, float]:
+    """Each call (one per rotating input set) captured once into a CUDA graph, then replayed under do_bench: what
+    is left is kernel time plus one graph launch, with the Python and per-kernel launch overhead gone. The L2 flush
+    still runs between replays, outside the graphs."""
+    for call in calls:  # JIT, autotuning and allocator growth must happen before capture
+        call()
+    torch.cuda.synchronize()
+    graphs = []
+    for call in calls:
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            call()
+        graphs.append(graph)
+    cycle = itertools.cycle(graphs)
+    return measure(lambda: next(cycle).replay())
+
+
+def profiler_kernel_ms(fn, calls: int = 20) -> float:
+    """GPU time per call of every kernel `fn` launches, on any stream, from torch.profiler (CUPTI). Unlike events
+    on the current stream, this also sees work sent to other streams; the flush kernels are left out."""
+    from torch.profiler import ProfilerActivity, profile
+
+    flush = _flush_fn()
+
+    def kernel_times(run):
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            run()
+            torch.cuda.synchronize()
+        times = {}
+        for evt in prof.key_averages():
+            total = getattr(evt, "self_device_time_total", None)
+            if total is None:
+                total = getattr(evt, "self_cuda_time_total", 0)
+            if total:
+                times[evt.key] = total
+        return times
+
+    flush_names = set(kernel_times(lambda: [flush() for _ in range(3)]))
+    fn()
+    torch.cuda.synchronize()
+
+    def run():
+        for _ in range(calls):
+            flush()
+            fn()
+
+    times = kernel_times(run)
+    return sum(t for name, t in times.items() if name not in flush_names) / calls / 1e3
+
+
+def profiler_disagrees(events_ms: float, profiler_ms: float) -> bool:
+    """Kernel time the events did not see (work on another stream, say) shows as profiler time well above the
+    events' median. The other way round is normal for small sizes: events also count launch gaps."""
+    return profiler_ms > 1.10 * events_ms + 0.002

@@ -1,0 +1,52 @@
+"""The timing tools measure what they claim (GPU only)."""
+import pytest
+import torch
+
+from compare import timing
+
+pytestmark = pytest.mark.gpu
+
+
+def test_copy_bandwidth_is_plausible():
+    gbps = timing.copy_bandwidth(torch.device("cuda"), nbytes=1 << 28)
+    assert 300 < gbps < 20_000
+
+
+def test_events_profiler_and_graph_agree_on_a_plain_kernel():
+    x = torch.randn(1 << 26, device="cuda")
+    fn = lambda: x.mul(2.0)  # noqa: E731
+    _, events, _ = timing.measure(fn)
+    prof = timing.profiler_kernel_ms(fn)
+    _, graph, _ = timing.measure_graph([fn])
+    assert not timing.profiler_disagrees(events, prof)
+    assert 0.5 * events < prof <= 1.1 * events
+    assert graph <= 1.1 * events
+
+
+def test_work_on_another_stream_is_caught_by_the_profiler_cross_check():
+    x = torch.randn(1 << 26, device="cuda")
+    side = torch.cuda.Stream()
+
+    def escapes_the_events():
+        with torch.cuda.stream(side):  # the events are recorded on the current stream and never see this
+            for _ in range(8):
+                x.mul(2.0)
+
+    _, events, _ = timing.measure(escapes_the_events)
+    prof = timing.profiler_kernel_ms(escapes_the_events)
+    torch.cuda.synchronize()
+    assert timing.profiler_disagrees(events, prof), (events, prof)
+
+
+def test_launch_overhead_shows_in_events_and_vanishes_in_graphs():
+    x = torch.randn(1024, device="cuda")
+
+    def many_tiny_launches():
+        y = x
+        for _ in range(50):
+            y = y + 1
+        return y
+
+    _, events, _ = timing.measure(many_tiny_launches)
+    _, graph, _ = timing.measure_graph([many_tiny_launches])
+    assert graph < events
