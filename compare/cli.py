@@ -7,6 +7,7 @@ import re
 import shlex
 import sys
 import tempfile
+from pathlib import Path
 
 DESCRIPTION = """\
 Compare hand-written CUDA and Triton kernels for an op, with torch eager and torch.compile beside them.
@@ -128,7 +129,6 @@ def main(argv: list[str] | None = None) -> int:
                              seed=args.seed, time=not args.no_time, capture=not args.no_capture,
                              isolate=not args.in_process, row_timeout_s=args.row_timeout, graph=args.graph,
                              profile_check=args.profile_check)
-    out_dir = report.default_out_dir(args.quick) if args.out is None else __import__("pathlib").Path(args.out)
     failed = []
     for op in ops:
         print(f"== {op.name}", flush=True)
@@ -138,6 +138,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: {exc}", file=sys.stderr)
             return 2
         report.print_terminal(result, show_inductor=args.show == "inductor")
+        out_dir = report.default_out_dir(args.quick, op.name) if args.out is None else Path(args.out)
         written = report.write_files(result, out_dir, command)
         print(f"\nwrote {', '.join(env.relpath(p) for p in written.values())}")
         failed += [f"{op.name} {r.impl}: {r.status}" for r in result.failed_rows()]

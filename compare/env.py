@@ -112,13 +112,17 @@ def git_revision() -> str:
         return "unknown"
 
 
+def describe_host() -> str:
+    return platform.node() or "unknown-host"
+
+
 def describe() -> dict:
     import torch
     import triton
 
     info = {
         "gpu": gpu_name(),
-        "host": platform.node(),
+        "host": describe_host(),
         "python": platform.python_version(),
         "torch": torch.__version__,
         "triton": triton.__version__,

@@ -322,6 +322,18 @@ def write_files(result: OpResult, out_dir: Path, command: str) -> dict[str, Path
     return written
 
 
-def default_out_dir(quick: bool) -> Path:
+def default_out_dir(quick: bool, op: str) -> Path:
+    """results/<gpu>/ (…/quick/ for --quick). Results never overwrite those of another GPU model, nor those of
+    another host with the same GPU: if <op>.json there came from a different host, this host's go to
+    results/<gpu>/<host>/."""
     base = env.ROOT / "results" / env.gpu_slug()
-    return base / "quick" if quick else base
+    base = base / "quick" if quick else base
+    existing = base / f"{op}.json"
+    if existing.exists():
+        try:
+            host = json.loads(existing.read_text()).get("env", {}).get("host")
+        except (OSError, ValueError):
+            host = None
+        if host and host != env.describe_host():
+            return base / re.sub(r"[^A-Za-z0-9_.-]+", "-", env.describe_host())
+    return base

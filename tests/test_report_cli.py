@@ -88,3 +88,16 @@ def test_no_gpu_run_exits_cleanly_and_marks_gpu_rows(tmp_path):
     rows = {r["impl"]: r["status"] for r in json.loads((tmp_path / "gelu.json").read_text())["rows"]}
     assert rows["triton:tuned"] == "ok" and rows["torch:compile"] == "needs GPU"
     assert rows["cuda:vec"] == ("built (needs GPU to run)" if env.nvcc_path() else "build failed")
+
+
+def test_results_of_another_host_are_not_overwritten(tmp_path, monkeypatch):
+    monkeypatch.setattr(env, "ROOT", tmp_path)
+    base = tmp_path / "results" / env.gpu_slug()
+    assert report.default_out_dir(False, "gelu") == base
+    base.mkdir(parents=True)
+    (base / "gelu.json").write_text(json.dumps({"env": {"host": env.describe_host()}}))
+    assert report.default_out_dir(False, "gelu") == base
+    (base / "gelu.json").write_text(json.dumps({"env": {"host": "some-other-host"}}))
+    other = report.default_out_dir(False, "gelu")
+    assert other.parent == base and other.name != "gelu"
+    assert report.default_out_dir(True, "gelu") == base / "quick"
