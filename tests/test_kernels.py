@@ -84,3 +84,14 @@ def test_every_row_of_every_op_passes_on_the_gpu(op):
     bad = [(r.impl, r.status, r.message) for r in result.rows if r.status != "ok"]
     assert not bad
     assert {c.impl for c in result.checks} == {r.impl for r in result.rows}
+
+
+def test_cuda_bindings_build_error_messages_from_text_only():
+    """TORCH_CHECK given integers or sizes crashed the process on the GPU machines (a g++ with its own C++
+    runtime builds the extension there); LAB_CHECK turns every part into text first. See cuda_src/lab_torch.h."""
+    offenders = []
+    for path in sorted(env.CUDA_DIR.glob("*.cu")):
+        for n, line in enumerate(path.read_text().splitlines(), 1):
+            if "TORCH_CHECK" in line:
+                offenders.append(f"{env.relpath(path)}:{n}: use LAB_CHECK / LAB_CHECK_TYPE instead")
+    assert not offenders, "\n".join(offenders)
