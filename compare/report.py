@@ -55,6 +55,8 @@ CHECK_HEADERS = ["impl", "dtype", "passed", "max abs err", "max rel err", "atol 
 
 
 def _cell(t, kind: str, memory: bool) -> str:
+    if kind == "speedup":
+        return "" if t.speedup_vs_eager is None else f"{t.speedup_vs_eager:.2f}x"
     if kind == "ms":
         return f"{t.median_ms:.4g} ± {t.iqr_ms:.2g}{' !' if t.noisy else ''}"
     if kind == "graph":
@@ -187,6 +189,8 @@ def markdown(result: OpResult, files: dict[str, str]) -> str:
         w(_md_table(headers, rows) + "\n\n")
         ms_headers, ms_rows = timing_tables(result, "ms")[dtype]
         w("Median ± IQR, milliseconds:\n\n" + _md_table(ms_headers, ms_rows) + "\n\n")
+        if dtype in (speedup := timing_tables(result, "speedup")):
+            w("Speedup over torch:eager:\n\n" + _md_table(*speedup[dtype]) + "\n\n")
         if dtype in (graph := timing_tables(result, "graph")):
             w("CUDA-graph replay median, ms (the events' median in brackets): what is left once Python and launch "
               "overhead are gone.\n\n" + _md_table(*graph[dtype]) + "\n\n")
