@@ -222,7 +222,11 @@ def _c_entities(text: str) -> tuple[dict[str, _Entity], list[tuple[int, int, str
         first_code = start + len(chunk) - len(chunk.lstrip())
         refs = set(_IDENT.findall(chunk))
         name = None
-        head = header.split("=")[0]
+        # The declared name is the identifier before the parameter list, once template parameter lists and
+        # attributes with parentheses of their own (__launch_bounds__(256, 2), alignas(16)) are out of the way.
+        head = re.sub(r"\btemplate\s*<(?:[^<>]|<[^<>]*>)*>", " ", header)
+        head = re.sub(r"\b(?:__launch_bounds__|alignas|__align__|__attribute__)\s*\((?:[^()]|\([^()]*\))*\)", " ", head)
+        head = head.split("=")[0]
         if m := re.search(r"(\w+)\s*\(", head):
             name = m.group(1)
         elif m := re.search(r"\b(?:struct|class|union|enum(?:\s+class)?)\s+(\w+)", head):

@@ -117,3 +117,21 @@ def test_every_discovered_implementation_has_kernel_and_host_lines():
             else:
                 continue
             assert lc.kernel > 0 and lc.host > 0, lc
+
+
+def test_kernel_names_behind_launch_bounds_and_default_template_arguments(tmp_path):
+    path = tmp_path / "demo.cu"
+    path.write_text('''#ifdef __CUDACC__
+template <typename T, int kTile = 128>
+__global__ void __launch_bounds__(256, 2) tiled_kernel(T* y) {
+  y[0] = T(kTile);
+}
+void launch(float* y) { tiled_kernel<float><<<1, 256>>>(y); }
+#else
+int binding(int n) { launch(nullptr); return n; }
+TORCH_LIBRARY(lab_demo, m) { m.def("v(Tensor x) -> Tensor"); }
+TORCH_LIBRARY_IMPL(lab_demo, CUDA, m) { m.impl("v", &binding); }
+#endif
+''')
+    assert count.cuda_kernel_names(path, "v") == ["tiled_kernel"]
+    assert count.count_cuda(path, "v", "cuda:v").kernel == 4
