@@ -1,0 +1,575 @@
+// Matrix multiply C = A @ B, A M×K and B K×N row-major, fp32 accumulation, C in the input dtype.
+//
+// Four steps, each a row of the comparison, in the order of siboehm's SGEMM worklog: each kernel's comment says what
+// it changes against the one before and why that should be faster. Spec: specs/matmul.py. Triton side:
+// triton_src/matmul.py.
+//
+// At 4096³ a GEMM does ~1400 flops per byte it must move (fp16), so memory bandwidth never limits a good kernel: what
+// limits it is how many operands each loaded byte feeds (data reuse in shared memory and registers) and, on the
+// tensor-core path, keeping the MMA units fed. The yardstick is cuBLAS (torch:eager) at the same shape and dtype.
+#include "lab.h"
+
+cudaError_t launch_matmul_naive(lab::DType dtype, const void* a, const void* b, void* c, int64_t m, int64_t n,
+                                int64_t k, cudaStream_t stream);
+cudaError_t launch_matmul_smem(lab::DType dtype, const void* a, const void* b, void* c, int64_t m, int64_t n,
+                               int64_t k, cudaStream_t stream);
+cudaError_t launch_matmul_regblock(lab::DType dtype, const void* a, const void* b, void* c, int64_t m, int64_t n,
+                                   int64_t k, cudaStream_t stream);
+cudaError_t launch_matmul_mma(lab::DType dtype, const void* a, const void* b, void* c, int64_t m, int64_t n,
+                              int64_t k, cudaStream_t stream);
+
+#ifdef __CUDACC__
+#include <type_traits>
+
+#include "lab_device.cuh"
+
+// ---- v1 naive: one thread per output element, a K-long dot product straight from global memory. ------------------
+// threadIdx.x runs along N, so a warp reads one A element (a broadcast) and 32 consecutive B elements (one coalesced
+// 128-byte line) per step, and writes 32 consecutive C elements. Still, every operand is fetched from L1/L2 once per
+// multiply-add: 2 loads per FMA keep the load pipes, not the FMA units, busy. Measured (H200, 4096³): 5.8 TFLOP/s in
+// fp32, 11% of cuBLAS; in fp16/bf16 about 1%, since cuBLAS uses the tensor cores there.
+template <typename T>
+__global__ void matmul_naive_kernel(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ c, int m, int n,
+                                    int k) {
+  const int col = blockIdx.x * blockDim.x + threadIdx.x;
+  const int row = blockIdx.y * blockDim.y + threadIdx.y;
+  if (row >= m || col >= n) return;
+  const T* a_row = a + static_cast<int64_t>(row) * k;  // 64-bit: row * k can pass 2^31
+  float acc = 0.0f;
+  for (int i = 0; i < k; ++i) acc += lab::to_float(a_row[i]) * lab::to_float(b[static_cast<int64_t>(i) * n + col]);
+  c[static_cast<int64_t>(row) * n + col] = lab::from_float<T>(acc);
+}
+
+cudaError_t launch_matmul_naive(lab::DType dtype, const void* a, const void* b, void* c, int64_t m, int64_t n,
+                                int64_t k, cudaStream_t stream) {
+  return lab::dispatch_float_types(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const dim3 threads(32, 8);
+    const dim3 blocks(lab::blocks_for(n, threads.x), lab::blocks_for(m, threads.y));
+    if (blocks.y > 65535) return cudaErrorInvalidConfiguration;
+    matmul_naive_kernel<T><<<blocks, threads, 0, stream>>>(static_cast<const T*>(a), static_cast<const T*>(b),
+                                                          static_cast<T*>(c), static_cast<int>(m),
+                                                          static_cast<int>(n), static_cast<int>(k));
+    return cudaGetLastError();
+  });
+}
+
+// ---- v2 smem: 32×32 output tiles, the A and B tiles staged through shared memory. --------------------------------
+// Each element a block loads from global memory is now used by 32 threads from shared memory instead of being
+// fetched 32 times, so global/L2 traffic drops 32×. The inner loop still does one shared-memory load per FMA (As is
+// a broadcast, Bs one conflict-free row), so shared-memory bandwidth is the new limit. Measured (H200, 4096³):
+// 8.7 TFLOP/s in fp32, 1.5× naive, 17% of cuBLAS.
+constexpr int kSmemTile = 32;
+
+template <typename T>
+__global__ void matmul_smem_kernel(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ c, int m, int n,
+                                   int k) {
+  // Widened to fp32 on the way in, so the inner loop is the same for every dtype.
+  __shared__ float as[kSmemTile][kSmemTile];
+  __shared__ float bs[kSmemTile][kSmemTile];
+  const int tx = threadIdx.x, ty = threadIdx.y;  // a warp is one ty: As[ty][i] broadcasts, Bs[i][tx] is one row
+  const int row = blockIdx.y * kSmemTile + ty;
+  const int col = blockIdx.x * kSmemTile + tx;
+  float acc = 0.0f;
+  for (int k0 = 0; k0 < k; k0 += kSmemTile) {
+    // Out-of-range elements load as 0 and so add nothing: any M, N, K works.
+    as[ty][tx] = (row < m && k0 + tx < k) ? lab::to_float(a[static_cast<int64_t>(row) * k + k0 + tx]) : 0.0f;
+    bs[ty][tx] = (k0 + ty < k && col < n) ? lab::to_float(b[static_cast<int64_t>(k0 + ty) * n + col]) : 0.0f;
+    __syncthreads();
+#pragma unroll
+    for (int i = 0; i < kSmemTile; ++i) acc += as[ty][i] * bs[i][tx];
+    __syncthreads();  // the next tile overwrites what slower warps may still be reading
+  }
+  if (row < m && col < n) c[static_cast<int64_t>(row) * n + col] = lab::from_float<T>(acc);
+}
+
+cudaError_t launch_matmul_smem(lab::DType dtype, const void* a, const void* b, void* c, int64_t m, int64_t n,
+                               int64_t k, cudaStream_t stream) {
+  return lab::dispatch_float_types(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const dim3 threads(kSmemTile, kSmemTile);
+    const dim3 blocks(lab::blocks_for(n, kSmemTile), lab::blocks_for(m, kSmemTile));
+    if (blocks.y > 65535) return cudaErrorInvalidConfiguration;
+    matmul_smem_kernel<T><<<blocks, threads, 0, stream>>>(static_cast<const T*>(a), static_cast<const T*>(b),
+                                                         static_cast<T*>(c), static_cast<int>(m),
+                                                         static_cast<int>(n), static_cast<int>(k));
+    return cudaGetLastError();
+  });
+}
+
+// ---- v3 regblock: 128×128 block tiles, 8×8 outputs per thread held in registers, BK = 8, double-buffered. -------
+// What changes against smem, and why each helps:
+//  * Register blocking: each thread keeps an 8×8 accumulator tile and, per k, loads 8 A values and 8 B values from
+//    shared memory for 64 FMAs: 4 FMAs per shared-memory float instead of 1, so the FMA units become the limit.
+//  * 128-bit shared-memory loads: the 8 values come as two float4 loads each. For that, the A tile is stored
+//    transposed (As[k][m]): a thread's 4 consecutive rows of A are then 4 consecutive floats. A thread's outputs
+//    are two 4×4 quadrants 64 apart (rows ty*4.. and 64+ty*4.., likewise columns), so the 16 threads along a row
+//    read 256 contiguous bytes of Bs: no bank conflicts (a contiguous 8×8 patch per thread would make 32-byte
+//    strides and 2-way conflicts).
+//  * Vector global loads: each thread fetches 4 consecutive elements of A and of B per k-tile (one 16-byte load for
+//    fp32, 8 bytes for fp16/bf16) when the row allows it; edges fall back to checked scalar loads.
+//  * Double buffering: the next k-tile's global loads are issued into registers before the current tile's FMAs, and
+//    land in the other shared buffer after them, so global latency hides behind 512 FMAs per thread and one
+//    __syncthreads per k-tile suffices.
+// fp16/bf16 are widened to fp32 on load: this is the SIMT fp32 kernel for every dtype (tensor cores are v4).
+// Measured (H200, 4096³): 38 TFLOP/s in fp32, 74% of cuBLAS (TF32 off), 4.4× smem; fp16/bf16 run at the same rate.
+constexpr int kRbBM = 128, kRbBN = 128, kRbBK = 8, kRbThreads = 256;
+constexpr int kRbPadA = 4;  // As rows are 132 floats: the two k-halves a warp stores to land in different banks
+
+// Four consecutive T as one aligned load/store (16 bytes of fp32, 8 of fp16/bf16).
+template <typename T>
+struct alignas(4 * sizeof(T)) Quad {
+  T v[4];
+};
+
+// Elements p[0..3] widened to fp32; those at or past `valid` read as 0 (and are not touched).
+template <typename T, bool kVec>
+__device__ __forceinline__ float4 load4(const T* p, int valid) {
+  if (kVec && valid >= 4) {
+    const Quad<T> q = *reinterpret_cast<const Quad<T>*>(p);
+    return make_float4(lab::to_float(q.v[0]), lab::to_float(q.v[1]), lab::to_float(q.v[2]), lab::to_float(q.v[3]));
+  }
+  float4 out;
+  out.x = valid > 0 ? lab::to_float(p[0]) : 0.0f;
+  out.y = valid > 1 ? lab::to_float(p[1]) : 0.0f;
+  out.z = valid > 2 ? lab::to_float(p[2]) : 0.0f;
+  out.w = valid > 3 ? lab::to_float(p[3]) : 0.0f;
+  return out;
+}
+
+template <typename T, bool kVec>
+__device__ __forceinline__ void store4(T* p, int valid, const float* v) {
+  if (kVec && valid >= 4) {
+    Quad<T> q;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) q.v[i] = lab::from_float<T>(v[i]);
+    *reinterpret_cast<Quad<T>*>(p) = q;
+    return;
+  }
+#pragma unroll
+  for (int i = 0; i < 4; ++i)
+    if (i < valid) p[i] = lab::from_float<T>(v[i]);
+}
+
+// kVec: every row of A, B and C starts 4-element aligned (K % 4 == 0, N % 4 == 0, aligned bases), so 4-element
+// groups that are fully in range can use one vector access.
+// kMinBlocks = 2 caps registers at 128 so two 256-thread blocks share an SM (16 warps to hide shared-memory latency
+// and each other's barriers); ptxas then spills a few pointer values, reloaded from L1 once per k-tile (6 loads per
+// 512 FMAs), which costs less than halving the warps.
+template <typename T, bool kVec, int kMinBlocks>
+__global__ void __launch_bounds__(kRbThreads, kMinBlocks) matmul_regblock_kernel(const T* __restrict__ a, const T* __restrict__ b,
+                                                              T* __restrict__ c, int m, int n, int k) {
+  __shared__ __align__(16) float as[2][kRbBK][kRbBM + kRbPadA];
+  __shared__ __align__(16) float bs[2][kRbBK][kRbBN];
+  const int tid = threadIdx.x;
+  const int bm = blockIdx.y * kRbBM, bn = blockIdx.x * kRbBN;
+  // Loading: the A tile is 128 rows × 8 k (two 4-wide pieces per row), the B tile 8 k × 128 columns (32 per row).
+  const int a_row = tid / 2, a_k = (tid % 2) * 4;
+  const int b_k = tid / 32, b_col = (tid % 32) * 4;
+  const bool a_row_ok = bm + a_row < m;
+  const T* a_src = a + static_cast<int64_t>(a_row_ok ? bm + a_row : 0) * k + a_k;
+  // Computing: thread (ty, tx) owns rows {ty*4 + i, 64 + ty*4 + i} and columns {tx*4 + j, 64 + tx*4 + j}.
+  const int ty = tid / 16, tx = tid % 16;
+
+  float acc[8][8] = {};
+  const int k_tiles = (k + kRbBK - 1) / kRbBK;
+
+  auto fetch = [&](int k0, float4& a_val, float4& b_val) {
+    a_val = load4<T, kVec>(a_src + k0, a_row_ok ? k - (k0 + a_k) : 0);
+    const bool b_row_ok = k0 + b_k < k;
+    const T* b_src = b + (b_row_ok ? static_cast<int64_t>(k0 + b_k) * n + bn + b_col : 0);
+    b_val = load4<T, kVec>(b_src, b_row_ok ? n - (bn + b_col) : 0);
+  };
+  auto stash = [&](int buf, const float4& a_val, const float4& b_val) {
+    as[buf][a_k + 0][a_row] = a_val.x;
+    as[buf][a_k + 1][a_row] = a_val.y;
+    as[buf][a_k + 2][a_row] = a_val.z;
+    as[buf][a_k + 3][a_row] = a_val.w;
+    *reinterpret_cast<float4*>(&bs[buf][b_k][b_col]) = b_val;
+  };
+
+  float4 a_next, b_next;
+  fetch(0, a_next, b_next);
+  stash(0, a_next, b_next);
+  __syncthreads();
+  for (int t = 0; t < k_tiles; ++t) {
+    const int cur = t & 1;
+    const bool more = t + 1 < k_tiles;
+    if (more) fetch((t + 1) * kRbBK, a_next, b_next);  // in flight during the FMAs below
+#pragma unroll
+    for (int kk = 0; kk < kRbBK; ++kk) {
+      const float4 a_lo = *reinterpret_cast<const float4*>(&as[cur][kk][ty * 4]);
+      const float4 a_hi = *reinterpret_cast<const float4*>(&as[cur][kk][64 + ty * 4]);
+      const float4 b_lo = *reinterpret_cast<const float4*>(&bs[cur][kk][tx * 4]);
+      const float4 b_hi = *reinterpret_cast<const float4*>(&bs[cur][kk][64 + tx * 4]);
+      const float av[8] = {a_lo.x, a_lo.y, a_lo.z, a_lo.w, a_hi.x, a_hi.y, a_hi.z, a_hi.w};
+      const float bv[8] = {b_lo.x, b_lo.y, b_lo.z, b_lo.w, b_hi.x, b_hi.y, b_hi.z, b_hi.w};
+#pragma unroll
+      for (int i = 0; i < 8; ++i)
+#pragma unroll
+        for (int j = 0; j < 8; ++j) acc[i][j] += av[i] * bv[j];
+    }
+    if (more) stash(cur ^ 1, a_next, b_next);  // the other buffer: last read before the previous barrier
+    __syncthreads();
+  }
+
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    const int row = bm + (i < 4 ? ty * 4 + i : 64 + ty * 4 + (i - 4));
+    if (row >= m) continue;
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int col = bn + half * 64 + tx * 4;
+      if (col < n) store4<T, kVec>(c + static_cast<int64_t>(row) * n + col, n - col, &acc[i][half * 4]);
+    }
+  }
+}
+
+template <int kMinBlocks>
+cudaError_t launch_regblock_with(lab::DType dtype, const void* a, const void* b, void* c, int64_t m, int64_t n,
+                                 int64_t k, cudaStream_t stream) {
+  return lab::dispatch_float_types(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    constexpr uintptr_t kAlign = 4 * sizeof(T);
+    const bool vec = k % 4 == 0 && n % 4 == 0 && reinterpret_cast<uintptr_t>(a) % kAlign == 0 &&
+                     reinterpret_cast<uintptr_t>(b) % kAlign == 0 && reinterpret_cast<uintptr_t>(c) % kAlign == 0;
+    const dim3 blocks(lab::blocks_for(n, kRbBN), lab::blocks_for(m, kRbBM));
+    if (blocks.y > 65535) return cudaErrorInvalidConfiguration;
+    auto kernel = vec ? matmul_regblock_kernel<T, true, kMinBlocks> : matmul_regblock_kernel<T, false, kMinBlocks>;
+    kernel<<<blocks, kRbThreads, 0, stream>>>(static_cast<const T*>(a), static_cast<const T*>(b), static_cast<T*>(c),
+                                             static_cast<int>(m), static_cast<int>(n), static_cast<int>(k));
+    return cudaGetLastError();
+  });
+}
+
+cudaError_t launch_matmul_regblock(lab::DType dtype, const void* a, const void* b, void* c, int64_t m, int64_t n,
+                                   int64_t k, cudaStream_t stream) {
+  return launch_regblock_with<2>(dtype, a, b, c, m, n, k, stream);
+}
+
+// ---- v4 mma: tensor cores (fp16/bf16 in, fp32 accumulate) via mma.sync, fed by ldmatrix and a cp.async pipeline. --
+// What changes against regblock, and why each helps:
+//  * mma.sync.m16n8k16: one warp-wide instruction does a 16×8×16 product (4096 flops) on the tensor cores, which
+//    have ~15× the fp32 FMA throughput for fp16/bf16. The per-thread register layout of its operands is fixed by
+//    PTX; ldmatrix loads exactly that layout from shared memory, four 8×8 matrices per instruction (.trans for B,
+//    which is stored k-major and needed n-major).
+//  * Tiles (MmaConfig below): 128×128 per block, 4 warps each owning 64×64 (4×8 mma tiles, 128 fp32 accumulators
+//    per thread), BK = 32. A 64×64 warp tile needs 8 ldmatrix.x4 per 32 mma: enough reuse that shared memory keeps up.
+//  * Padded shared rows (A: BK+8, B: BN+8 halves): the 8 rows one ldmatrix phase reads then fall in 8 different
+//    16-byte bank groups, so ldmatrix is conflict-free.
+//  * cp.async 4-stage pipeline: global→shared copies bypass registers and run asynchronously; three k-tiles are in
+//    flight while the fourth is multiplied, which hides DRAM/L2 latency with one __syncthreads per k-tile. Rows past
+//    M/N or K are zero-filled by cp.async's src-size operand (0 bytes read, 16 bytes of zeros written).
+//  * Grouped tile order: consecutive blocks walk 8 row-tiles down before moving right, so the A and B tiles a wave
+//    of blocks shares stay in L2.
+// When K or N is not a multiple of 8 (or a base is misaligned), 16-byte cp.async would straddle rows; those shapes
+// take the same kernel with checked scalar loads instead (kAligned = false), correct but without the async copies.
+// Measured (H200): 322-337 TFLOP/s at 4096³ and 8192³, fp16 and bf16: about 45% of cuBLAS, 8.6× regblock. Seven tile
+// shapes (128×128 with BK 32/64, 128×256, 256×128, 4 or 8 warps, 3 or 4 stages) all landed between 227 and 337
+// TFLOP/s, this one on top, so the tile is not what limits it. On Hopper, mma.sync is the older per-warp tensor-core
+// path; cuBLAS (~730 TFLOP/s here) and Triton's tl.dot use wgmma instead (warpgroup-wide, asynchronous, operands
+// read straight from shared memory, fed by TMA). Closing the gap takes such a kernel: the next step, not taken here.
+//
+// The block tile as a type, so one kernel source serves any tile shape: BM×BN×BK per block, WarpsM×WarpsN warps
+// (each owning a (BM/WarpsM)×(BN/WarpsN) piece), Stages k-tiles in the pipeline, MinBlocks blocks per SM asked of
+// the register allocator.
+template <int BM_, int BN_, int BK_, int WarpsM_, int WarpsN_, int Stages_, int MinBlocks_>
+struct MmaTile {
+  static constexpr int BM = BM_, BN = BN_, BK = BK_, WarpsM = WarpsM_, WarpsN = WarpsN_, Stages = Stages_;
+  static constexpr int MinBlocks = MinBlocks_;
+  static constexpr int kThreads = WarpsM * WarpsN * 32;
+  static constexpr int kWarpM = BM / WarpsM, kWarpN = BN / WarpsN;  // one warp's tile
+  static constexpr int kTilesM = kWarpM / 16, kTilesN = kWarpN / 8;  // m16n8 mma tiles per warp
+  static constexpr int kAStride = BK + 8, kBStride = BN + 8;        // padded rows, in elements
+  static constexpr int kAStage = BM * kAStride, kBStage = BK * kBStride;
+  static constexpr int kSmemBytes = Stages * (kAStage + kBStage) * 2;
+  static constexpr int kAChunks = BM * BK / 8 / kThreads, kBChunks = BK * BN / 8 / kThreads;  // 16 B per thread
+  static_assert(kWarpM % 16 == 0 && kWarpN % 16 == 0 && BK % 16 == 0, "warp tiles are whole ldmatrix.x4 loads");
+  static_assert(BM * BK % (8 * kThreads) == 0 && BK * BN % (8 * kThreads) == 0, "chunks split evenly");
+};
+
+// 128×128×32, 4 warps of 64×64, 4 stages: 128 accumulators per thread, 74 KB of shared memory, two blocks per SM.
+using MmaConfig = MmaTile<128, 128, 32, 2, 2, 4, 2>;
+constexpr int kMmaGroupM = 8;
+
+__device__ __forceinline__ uint32_t smem_address(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+// 16 bytes global→shared, asynchronously; with valid == false nothing is read and the 16 bytes become zeros.
+__device__ __forceinline__ void cp_async_16(uint32_t dst, const void* src, bool valid) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0)
+               : "memory");
+}
+
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+
+template <int kPending>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
+}
+
+__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], uint32_t addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr));
+}
+
+__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], uint32_t addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr));
+}
+
+// d += a·b for one 16×8×16 tile; a: 4 registers of 2 elements (16×16, row-major), b: 2 registers (16×8, k-major).
+template <typename T>
+__device__ __forceinline__ void mma_16816(float (&d)[4], const uint32_t (&a)[4], const uint32_t b0, const uint32_t b1) {
+  if constexpr (std::is_same_v<T, __half>) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  } else {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  }
+}
+
+// Eight consecutive elements (row, col..col+7) of a rows×cols row-major matrix into 16 bytes of shared memory.
+template <typename T, bool kAligned>
+__device__ __forceinline__ void load_chunk8(T* dst, const T* src, int row, int col, int rows, int cols) {
+  if constexpr (kAligned) {
+    // cols % 8 == 0 here, so a chunk is wholly inside or wholly outside the matrix.
+    const bool valid = row < rows && col < cols;
+    cp_async_16(smem_address(dst), valid ? src + static_cast<int64_t>(row) * cols + col : src, valid);
+  } else {
+    Quad<T> lo, hi;
+    const T zero = lab::from_float<T>(0.0f);
+    const T* p = src + (row < rows ? static_cast<int64_t>(row) * cols + col : 0);
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      lo.v[e] = (row < rows && col + e < cols) ? p[e] : zero;
+      hi.v[e] = (row < rows && col + 4 + e < cols) ? p[4 + e] : zero;
+    }
+    reinterpret_cast<Quad<T>*>(dst)[0] = lo;
+    reinterpret_cast<Quad<T>*>(dst)[1] = hi;
+  }
+}
+
+// (x, y) into C[row][col], C[row][col + 1], as one 32-bit store where both are in range and n is even.
+template <typename T>
+__device__ __forceinline__ void store_pair(T* c, int row, int col, int m, int n, float x, float y) {
+  if (row >= m || col >= n) return;
+  T* p = c + static_cast<int64_t>(row) * n + col;
+  if (col + 1 < n && n % 2 == 0) {
+    if constexpr (std::is_same_v<T, __half>) {
+      *reinterpret_cast<__half2*>(p) = __floats2half2_rn(x, y);
+    } else {
+      *reinterpret_cast<__nv_bfloat162*>(p) = __floats2bfloat162_rn(x, y);
+    }
+  } else {
+    p[0] = lab::from_float<T>(x);
+    if (col + 1 < n) p[1] = lab::from_float<T>(y);
+  }
+}
+
+template <typename Cfg, typename T, bool kAligned>
+__global__ void __launch_bounds__(Cfg::kThreads, Cfg::MinBlocks) matmul_mma_kernel(const T* __restrict__ a, const T* __restrict__ b,
+                                                    T* __restrict__ c, int m, int n, int k) {
+  extern __shared__ __align__(16) unsigned char mma_smem[];
+  T* as = reinterpret_cast<T*>(mma_smem);  // [stage][BM][kAStride]
+  T* bs = as + Cfg::Stages * Cfg::kAStage;  // [stage][BK][kBStride]
+
+  // Grouped order: block ids run down kMmaGroupM tile-rows, then one tile-column right.
+  const int tiles_m = (m + Cfg::BM - 1) / Cfg::BM, tiles_n = (n + Cfg::BN - 1) / Cfg::BN;
+  const int per_group = kMmaGroupM * tiles_n;
+  const int first_m = static_cast<int>(blockIdx.x) / per_group * kMmaGroupM;
+  const int group_rows = min(tiles_m - first_m, kMmaGroupM);
+  const int in_group = static_cast<int>(blockIdx.x) % per_group;
+  const int bm = (first_m + in_group % group_rows) * Cfg::BM;
+  const int bn = in_group / group_rows * Cfg::BN;
+
+  const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
+  const int wm = (warp / Cfg::WarpsN) * Cfg::kWarpM, wn = (warp % Cfg::WarpsN) * Cfg::kWarpN;
+
+  // One k-tile: A is BM rows of BK/8 16-byte chunks, B is BK rows of BN/8 chunks.
+  auto load_stage = [&](int stage, int k0) {
+    T* a_dst = as + stage * Cfg::kAStage;
+    T* b_dst = bs + stage * Cfg::kBStage;
+#pragma unroll
+    for (int i = 0; i < Cfg::kAChunks; ++i) {
+      const int chunk = tid + i * Cfg::kThreads;
+      const int r = chunk / (Cfg::BK / 8), col = chunk % (Cfg::BK / 8) * 8;
+      load_chunk8<T, kAligned>(a_dst + r * Cfg::kAStride + col, a, bm + r, k0 + col, m, k);
+    }
+#pragma unroll
+    for (int i = 0; i < Cfg::kBChunks; ++i) {
+      const int chunk = tid + i * Cfg::kThreads;
+      const int r = chunk / (Cfg::BN / 8), col = chunk % (Cfg::BN / 8) * 8;
+      load_chunk8<T, kAligned>(b_dst + r * Cfg::kBStride + col, b, k0 + r, bn + col, k, n);
+    }
+  };
+
+  float acc[Cfg::kTilesM][Cfg::kTilesN][4] = {};
+  const int k_tiles = (k + Cfg::BK - 1) / Cfg::BK;
+  // Prologue: stages 0..S-2 in flight. Every iteration commits one group (possibly empty), so "tile t has landed"
+  // is always "all but the newest S-2 groups are complete".
+#pragma unroll
+  for (int s = 0; s < Cfg::Stages - 1; ++s) {
+    if (s < k_tiles) load_stage(s, s * Cfg::BK);
+    cp_async_commit();
+  }
+  for (int t = 0; t < k_tiles; ++t) {
+    cp_async_wait<Cfg::Stages - 2>();
+    // Makes every thread's copies of tile t visible, and guarantees all warps are done with tile t-1, whose stage
+    // the prefetch below overwrites.
+    __syncthreads();
+    const int next = t + Cfg::Stages - 1;
+    if (next < k_tiles) load_stage(next % Cfg::Stages, next * Cfg::BK);
+    cp_async_commit();
+
+    const T* a_tile = as + (t % Cfg::Stages) * Cfg::kAStage;
+    const T* b_tile = bs + (t % Cfg::Stages) * Cfg::kBStage;
+#pragma unroll
+    for (int kk = 0; kk < Cfg::BK; kk += 16) {
+      uint32_t af[Cfg::kTilesM][4], bf[Cfg::kTilesN / 2][4];
+      // ldmatrix.x4: lanes 0-15 address rows 0-15 at column kk, lanes 16-31 the same rows at kk+8; the four 8×8
+      // results are exactly mma's a0..a3 (A) and, transposed, b0/b1 of two adjacent n8 tiles (B).
+#pragma unroll
+      for (int i = 0; i < Cfg::kTilesM; ++i)
+        ldmatrix_x4(af[i], smem_address(a_tile + (wm + i * 16 + lane % 16) * Cfg::kAStride + kk + (lane / 16) * 8));
+#pragma unroll
+      for (int j = 0; j < Cfg::kTilesN / 2; ++j)
+        ldmatrix_x4_trans(bf[j],
+                          smem_address(b_tile + (kk + lane % 16) * Cfg::kBStride + wn + j * 16 + (lane / 16) * 8));
+#pragma unroll
+      for (int i = 0; i < Cfg::kTilesM; ++i)
+#pragma unroll
+        for (int j = 0; j < Cfg::kTilesN; ++j)
+          mma_16816<T>(acc[i][j], af[i], bf[j / 2][(j % 2) * 2], bf[j / 2][(j % 2) * 2 + 1]);
+    }
+  }
+  cp_async_wait<0>();
+
+  // Accumulator layout of m16n8: lane holds (row g, cols 2q, 2q+1) and (row g+8, same cols), g = lane/4, q = lane%4.
+  const int g = lane / 4, q = lane % 4;
+#pragma unroll
+  for (int i = 0; i < Cfg::kTilesM; ++i) {
+    const int row = bm + wm + i * 16 + g;
+#pragma unroll
+    for (int j = 0; j < Cfg::kTilesN; ++j) {
+      const int col = bn + wn + j * 8 + q * 2;
+      store_pair<T>(c, row, col, m, n, acc[i][j][0], acc[i][j][1]);
+      store_pair<T>(c, row + 8, col, m, n, acc[i][j][2], acc[i][j][3]);
+    }
+  }
+}
+
+template <typename Cfg, typename T, bool kAligned>
+cudaError_t launch_mma_tile(const T* a, const T* b, T* c, int m, int n, int k, cudaStream_t stream) {
+  auto kernel = matmul_mma_kernel<Cfg, T, kAligned>;
+  // Above 48 KB of dynamic shared memory a kernel must opt in.
+  cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes);
+  if (err != cudaSuccess) return err;
+  const int64_t tiles = static_cast<int64_t>(lab::blocks_for(m, Cfg::BM)) * lab::blocks_for(n, Cfg::BN);
+  if (tiles > 0x7fffffff) return cudaErrorInvalidConfiguration;
+  kernel<<<static_cast<unsigned int>(tiles), Cfg::kThreads, Cfg::kSmemBytes, stream>>>(a, b, c, m, n, k);
+  return cudaGetLastError();
+}
+
+template <typename Cfg>
+cudaError_t launch_matmul_mma_with(lab::DType dtype, const void* a, const void* b, void* c, int64_t m, int64_t n,
+                                   int64_t k, cudaStream_t stream) {
+  return lab::dispatch_float_types(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_same_v<T, float>) {
+      return cudaErrorInvalidValue;  // the binding rejects fp32 with a message first
+    } else {
+      const T* ta = static_cast<const T*>(a);
+      const T* tb = static_cast<const T*>(b);
+      T* tc = static_cast<T*>(c);
+      const int im = static_cast<int>(m), in = static_cast<int>(n), ik = static_cast<int>(k);
+      const bool aligned = k % 8 == 0 && n % 8 == 0 && lab::is_aligned16(a) && lab::is_aligned16(b);
+      return aligned ? launch_mma_tile<Cfg, T, true>(ta, tb, tc, im, in, ik, stream)
+                     : launch_mma_tile<Cfg, T, false>(ta, tb, tc, im, in, ik, stream);
+    }
+  });
+}
+
+cudaError_t launch_matmul_mma(lab::DType dtype, const void* a, const void* b, void* c, int64_t m, int64_t n,
+                              int64_t k, cudaStream_t stream) {
+  return launch_matmul_mma_with<MmaConfig>(dtype, a, b, c, m, n, k, stream);
+}
+
+#else  // host half: the torch binding
+
+#include "lab_torch.h"
+
+using MatmulLauncher = cudaError_t (*)(lab::DType, const void* a, const void* b, void* c, int64_t m, int64_t n,
+                                       int64_t k, cudaStream_t);
+
+// The checks every row shares. `name` ("matmul:mma") starts every message; tensor_cores rows take fp16/bf16 only.
+// Messages go through LAB_CHECK, which assembles them as text (see lab_torch.h for why).
+at::Tensor run_matmul(const at::Tensor& a, const at::Tensor& b, const char* name, const char* impl,
+                      MatmulLauncher launch, bool tensor_cores = false) {
+  lab::check_cuda_input(a, name, "a");
+  lab::check_cuda_input(b, name, "b");
+  LAB_CHECK(a.dim() == 2, name, ": a has ", a.dim(), " dimensions (sizes ", a.sizes(), "); expected a 2-D M×K matrix");
+  LAB_CHECK(b.dim() == 2, name, ": b has ", b.dim(), " dimensions (sizes ", b.sizes(), "); expected a 2-D K×N matrix");
+  LAB_CHECK(a.size(1) == b.size(0), name, ": inner dimensions differ: a is ", a.sizes(), ", b is ", b.sizes(),
+            " (a's columns must equal b's rows)");
+  LAB_CHECK_TYPE(a.scalar_type() == b.scalar_type(), name, ": dtypes differ: a is ", a.scalar_type(), ", b is ",
+                 b.scalar_type());
+  LAB_CHECK(a.device() == b.device(), name, ": inputs are on different devices: ", a.device(), " vs ", b.device());
+  const lab::DType dtype = lab::float_dtype(a, name, "a");
+  LAB_CHECK_TYPE(!tensor_cores || dtype != lab::DType::f32, name, " takes float16 or bfloat16 (tensor cores, fp32 "
+                 "accumulation); float32 would need TF32, which this lab keeps off: use cuda:regblock");
+  const int64_t m = a.size(0), k = a.size(1), n = b.size(1);
+  constexpr int64_t kIntMax = 0x7fffffff;  // kernels index rows and columns with int (offsets are 64-bit)
+  LAB_CHECK(m <= kIntMax && n <= kIntMax && k <= kIntMax, name, ": sizes ", a.sizes(), " x ", b.sizes(),
+            " exceed 2^31 - 1 in one dimension");
+  at::Tensor c = at::empty({m, n}, a.options());
+  if (m == 0 || n == 0) return c;
+  if (k == 0) return c.zero_();  // an empty sum: C is all zeros
+  c10::cuda::CUDAGuard guard(a.device());
+  lab::check_launch(launch(dtype, a.const_data_ptr(), b.const_data_ptr(), c.mutable_data_ptr(), m, n, k,
+                           lab::current_stream()),
+                    "matmul", impl);
+  return c;
+}
+
+at::Tensor matmul_naive(const at::Tensor& a, const at::Tensor& b) {
+  return run_matmul(a, b, "matmul:naive", "naive", launch_matmul_naive);
+}
+
+at::Tensor matmul_smem(const at::Tensor& a, const at::Tensor& b) {
+  return run_matmul(a, b, "matmul:smem", "smem", launch_matmul_smem);
+}
+
+at::Tensor matmul_regblock(const at::Tensor& a, const at::Tensor& b) {
+  return run_matmul(a, b, "matmul:regblock", "regblock", launch_matmul_regblock);
+}
+
+at::Tensor matmul_mma(const at::Tensor& a, const at::Tensor& b) {
+  return run_matmul(a, b, "matmul:mma", "mma", launch_matmul_mma, /*tensor_cores=*/true);
+}
+
+TORCH_LIBRARY(lab_matmul, m) {
+  m.def("naive(Tensor a, Tensor b) -> Tensor");
+  m.def("smem(Tensor a, Tensor b) -> Tensor");
+  m.def("regblock(Tensor a, Tensor b) -> Tensor");
+  m.def("mma(Tensor a, Tensor b) -> Tensor");
+}
+
+TORCH_LIBRARY_IMPL(lab_matmul, CUDA, m) {
+  m.impl("naive", &matmul_naive);
+  m.impl("smem", &matmul_smem);
+  m.impl("regblock", &matmul_regblock);
+  m.impl("mma", &matmul_mma);
+}
+
+#endif
