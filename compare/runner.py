@@ -253,7 +253,7 @@ def run_row(op_name: str, impl_name: str, options: Options) -> RowOutcome:
         (shape, name) for name in op.special_inputs for shape in shapes[:3]] + [
         (shape, check_mod.NON_CONTIGUOUS) for shape in shapes[1:3]]
     for dtype in dtypes:
-        for n, (shape, inputs_name) in enumerate(cases):
+        for n, (shape, inputs_name) in enumerate(c for c in cases if op.supports(impl.name, dtype, c[0])):
             start = time.perf_counter()
             out.checks.append(_check(op, impl, fn, dtype, shape, device, options.seed, inputs_name))
             if n == 0 and impl.backend == "triton":
@@ -269,7 +269,7 @@ def run_row(op_name: str, impl_name: str, options: Options) -> RowOutcome:
     if options.capture and gpu and impl.backend == "torch" and impl.variant.startswith("compile"):
         mode = impl.variant.removeprefix("compile").removeprefix("-") or "default"
         for dtype in dtypes:
-            shape = op.bench_shapes[0]
+            shape = op.bench_shapes[0]  # torch rows take every shape
             gen = torch.Generator(device=device).manual_seed(options.seed)
             try:
                 out.captures.append(capture_mod.capture(op.torch_eager, op.make_inputs(shape, dtype, device, gen),
@@ -283,7 +283,7 @@ def run_row(op_name: str, impl_name: str, options: Options) -> RowOutcome:
             options.sizes or list(op.bench_shapes))
         l2 = timing.l2_bytes(device)
         for dtype in dtypes:
-            for shape in sizes:
+            for shape in (s for s in sizes if op.supports(impl.name, dtype, s)):
                 try:
                     out.timings.append(_time(op, impl, fn, dtype, shape, device, options, l2))
                 except Exception as exc:
@@ -293,7 +293,7 @@ def run_row(op_name: str, impl_name: str, options: Options) -> RowOutcome:
         # Checked again once warm, on fresh inputs: an implementation must not change its answers after it has
         # been called a few hundred times (caches keyed on pointers, state left by autotuning, races).
         for dtype in dtypes:
-            for shape in (shapes[0], shapes[-1]):
+            for shape in [s for s in (shapes[0], shapes[-1]) if op.supports(impl.name, dtype, s)]:
                 out.checks.append(_check(op, impl, fn, dtype, shape, device, options.seed + 1, "random",
                                          label="random, after timing"))
         _judge(out)

@@ -51,6 +51,8 @@ class Op:
     # Rows that by design take only some of the op's dtypes, e.g. {"cuda:mma": (torch.float32,)} for a tensor-core
     # kernel without an fp32 path. Those pairs are neither checked nor timed; the row must reject them cleanly.
     unsupported_dtypes: Mapping[str, Sequence[torch.dtype]] = dataclasses.field(default_factory=dict)
+    # Likewise shapes a row refuses by design, as a predicate: {"triton:basic": lambda shape: shape[1] > 65536}.
+    unsupported_shapes: Mapping[str, Callable[[Shape], bool]] = dataclasses.field(default_factory=dict)
     compile_modes: Sequence[str] = ("default",)
     cuda_flags: Sequence[str] = ()  # extra nvcc flags for cuda_src/<op>.cu
     # A shape where some tensor has more than 2^31 elements: the bad-input tests run every row at it (16-bit dtype)
@@ -63,6 +65,13 @@ class Op:
         if callable(self.tolerances):
             return self.tolerances(dtype, shape)
         return self.tolerances[dtype]
+
+    def supports(self, impl: str, dtype: torch.dtype, shape: Shape) -> bool:
+        """False for the (dtype, shape) pairs a row declares it refuses; those are neither checked nor timed."""
+        if dtype in self.unsupported_dtypes.get(impl, ()):
+            return False
+        refuses = self.unsupported_shapes.get(impl)
+        return not (refuses and refuses(tuple(shape)))
 
     def describe_shape(self, shape: Shape) -> str:
         if self.shape_names:

@@ -56,4 +56,36 @@ inline unsigned int blocks_for(int64_t work_items, int threads_per_block) {
   return static_cast<unsigned int>((work_items + threads_per_block - 1) / threads_per_block);
 }
 
+// ---- Reductions across a warp and across a block (fp32). -------------------------------------------------------
+// A butterfly of register shuffles: after log2(32) = 5 steps every lane holds the result, with no shared memory and
+// no __syncthreads. All 32 lanes of the warp must call it.
+__device__ __forceinline__ float warp_reduce_sum(float v) {
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_xor_sync(0xffffffffu, v, offset);
+  return v;
+}
+
+__device__ __forceinline__ float warp_reduce_max(float v) {
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, offset));
+  return v;
+}
+
+// Each warp reduces in registers, one value per warp goes through shared memory, and every warp then reduces those
+// (at most 32) values itself, so every thread gets the result without a third step. blockDim must be 1-D and a
+// multiple of 32, and every thread of the block must call it (it contains __syncthreads).
+template <float (*WarpReduce)(float)>
+__device__ __forceinline__ float block_reduce(float v, float identity) {
+  __shared__ float per_warp[32];
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  v = WarpReduce(v);
+  __syncthreads();  // the previous call's readers are done with per_warp before it is overwritten
+  if (lane == 0) per_warp[warp] = v;
+  __syncthreads();
+  return WarpReduce(lane < static_cast<int>(blockDim.x / 32) ? per_warp[lane] : identity);
+}
+
+__device__ __forceinline__ float block_reduce_sum(float v) { return block_reduce<warp_reduce_sum>(v, 0.0f); }
+__device__ __forceinline__ float block_reduce_max(float v) { return block_reduce<warp_reduce_max>(v, -INFINITY); }
+
 }  // namespace lab
