@@ -101,6 +101,10 @@ def gpu_slug() -> str:
 
 @functools.cache
 def git_revision() -> str:
+    """The checkout's commit (+dirty). A copy of the tree without .git (a GPU machine's) can pass it in
+    LAB_GIT_REVISION."""
+    if os.environ.get("LAB_GIT_REVISION"):
+        return os.environ["LAB_GIT_REVISION"]
     try:
         rev = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=ROOT, capture_output=True, text=True)
         dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
