@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # What needs the GPU, in one command: `bench/gpu_run.sh tests` runs the GPU-marked tests; `bench/gpu_run.sh OP...`
-# (or `all`) runs the full comparison of those ops. Set LAB_GIT_REVISION to the commit: the copy has no .git. Logs and a tarball of results/ go to $OUT (default ./gpu-out),
-# from where the results are unpacked into the repository and committed.
+# (or `all`) runs the full comparison of those ops. Logs and a tarball of results/ go to $OUT (default ./gpu-out),
+# from where the results are unpacked into the repository and committed. Where the tree is a copy without .git, set
+# LAB_GIT_REVISION to its commit so the reports name it.
 set -u -o pipefail
 OUT=${OUT:-$PWD/gpu-out}
 mkdir -p "$OUT"
