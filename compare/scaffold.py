@@ -23,7 +23,7 @@ import math
 
 import torch
 
-from compare.spec import Op, Tolerance
+from compare.spec import ELEMENTWISE_SHAPES, Op, Tolerance
 
 
 def make_inputs(shape, dtype, device, generator):
@@ -46,9 +46,7 @@ OP = Op(
     torch_eager=torch_eager,
     bytes_moved=lambda shape, dtype: 2 * math.prod(shape) * dtype.itemsize,
     flops=lambda shape: 2 * math.prod(shape),  # EDIT: flops per element of your op
-    check_shapes=[(1,), (127,), (1025,), (98_432,), (1_000_003,)],
-    bench_shapes=[(1 << 20,), (1 << 24,), (1 << 26,)],
-    interpret_shapes=[(1,), (127,), (4099,)],
+    **ELEMENTWISE_SHAPES,  # the sizes every elementwise op uses; list your own to change them
     dtypes=(torch.float32, torch.float16, torch.bfloat16),
     tolerances={
         torch.float32: Tolerance(atol=1e-6, rtol=1e-5),

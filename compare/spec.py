@@ -86,6 +86,18 @@ class Op:
             raise ValueError(f"op {self.name!r}: no tolerance for dtype(s) {missing}")
 
 
+# Sizes for 1-D elementwise ops (gelu, add, new ones from `compare new`): check sizes that are multiples of no block
+# or vector width plus one of 16M elements, timing sizes from 1M to 256M elements, tiny sizes for the interpreter, and
+# one past 2^31 elements for the index-overflow test. Spread into an Op with **ELEMENTWISE_SHAPES.
+ELEMENTWISE_SHAPES = dict(
+    check_shapes=[(1,), (127,), (1025,), (98_432,), (1_000_003,), (1 << 24,)],
+    bench_shapes=[(1 << 20,), (1 << 22,), (1 << 24,), (1 << 26,), (1 << 28,)],
+    quick_bench_shapes=[(1 << 20,), (1 << 24,)],
+    interpret_shapes=[(1,), (127,), (4099,)],
+    index_overflow_shape=(2**31 + 33,),
+)
+
+
 def variant(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Marks a function in ``triton_src/<op>.py`` as the implementation row ``triton:<name>``."""
 

@@ -9,7 +9,7 @@ import math
 
 import torch
 
-from compare.spec import Op, Tolerance
+from compare.spec import ELEMENTWISE_SHAPES, Op, Tolerance
 
 
 def make_inputs(shape, dtype, device, generator):
@@ -34,12 +34,7 @@ OP = Op(
     torch_eager=torch_eager,
     bytes_moved=lambda shape, dtype: 3 * math.prod(shape) * dtype.itemsize,
     flops=lambda shape: math.prod(shape),
-    # Sizes that are no multiple of any block or vector width, and one past 2^24.
-    check_shapes=[(1,), (127,), (1025,), (98_432,), (1_000_003,), (1 << 24,)],
-    bench_shapes=[(1 << 20,), (1 << 22,), (1 << 24,), (1 << 26,), (1 << 28,)],
-    quick_bench_shapes=[(1 << 20,), (1 << 24,)],
-    interpret_shapes=[(1,), (127,), (4099,)],
-    index_overflow_shape=(2**31 + 33,),
+    **ELEMENTWISE_SHAPES,
     dtypes=(torch.float32, torch.float16, torch.bfloat16),
     # The sum of two floats is exact in float64, so a correct kernel is off only by the one rounding of its output:
     # at most half an ulp, 2^-24 (fp32), 2^-11 (fp16), 2^-8 (bf16) relative; rtol is about twice that (fp32 more).
