@@ -28,14 +28,20 @@ def _serve(conn) -> None:
             name, args = conn.recv()
         except EOFError:
             return
+        if name == "ready":  # the start handshake: the imports above are done
+            conn.send(("ok", os.getpid(), True))
+            continue
         try:
-            value = getattr(runner, name)(*args)
-            conn.send(("ok", value))
+            reply = ("ok", getattr(runner, name)(*args))
         except BaseException as exc:  # report, never die silently
-            conn.send(("error", f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=6)}"))
-        if not runner.cuda_context_healthy():
+            reply = ("error", f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=6)}")
+        # The reply says whether this worker can go on: after a kernel fault its CUDA context is poisoned and every
+        # later call would fail too, so it exits and the parent starts a fresh one for the next row.
+        healthy = runner.cuda_context_healthy()
+        conn.send((*reply, healthy))
+        if not healthy:
             conn.close()
-            os._exit(3)  # the CUDA context is poisoned: every later call would fail too
+            os._exit(3)
 
 
 class Worker:
@@ -56,6 +62,12 @@ class Worker:
         self.proc.start()
         child.close()
         self.starts += 1
+        # Wait until it has imported the harness (torch, triton): that is the cost of isolation, measured.
+        self.conn.send(("ready", ()))
+        if not self.conn.poll(300):
+            self._stop()
+            raise RowFailure("crashed", "the worker process did not start within 300 s")
+        self.conn.recv()
         self.start_s += time.perf_counter() - start
 
     def _stop(self) -> None:
@@ -72,7 +84,12 @@ class Worker:
             self._stop()
             self._start()
         timeout_s = self.row_timeout_s if timeout_s is None else timeout_s
-        self.conn.send((name, args))
+        try:
+            self.conn.send((name, args))
+        except (BrokenPipeError, OSError):  # it died between calls: start a fresh one
+            self._stop()
+            self._start()
+            self.conn.send((name, args))
         try:
             ready = self.conn.poll(timeout_s)
         except (EOFError, OSError):
@@ -82,14 +99,14 @@ class Worker:
             raise RowFailure("timed out", f"no result after {timeout_s:.0f} s (a hang or an endless kernel); "
                                           f"the worker was killed")
         try:
-            kind, value = self.conn.recv()
+            kind, value, healthy = self.conn.recv()
         except (EOFError, OSError):
             self.proc.join(10)
             code = self.proc.exitcode
             self._stop()
             raise RowFailure("crashed", f"the worker process died ({_describe_exit(code)}); see its output above")
-        if self.proc is not None and not self.proc.is_alive():
-            self.proc.join(10)
+        if not healthy:
+            self._stop()  # it is exiting; the next call starts a fresh worker
         if kind == "error":
             raise RowFailure("error", value)
         return value
