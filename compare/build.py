@@ -167,11 +167,24 @@ def _demangle(names: list[str]) -> dict[str, str]:
 
 
 def _base_name(mangled: str) -> str:
-    m = re.match(r"_Z(?:N\d*\w*?)?(\d+)", mangled)
-    if not m:
-        return mangled
-    length = int(m.group(1))
-    return mangled[m.end():m.end() + length]
+    """A kernel's own name from its mangled symbol: '_Z15gelu_vec_kernelIfEvPKT_PS0_l' -> 'gelu_vec_kernel'; names
+    nested in namespaces ('_ZN3lab12_GLOBAL__N_16kernelEv', anonymous ones too) give their last component."""
+    if not mangled.startswith("_Z"):
+        return mangled  # extern "C"
+    pos = 2
+    nested = mangled[pos:pos + 1] == "N"
+    pos += nested
+    name = mangled
+    while True:
+        m = re.match(r"\d+", mangled[pos:])
+        if not m:
+            return name
+        length = int(m.group(0))
+        start = pos + len(m.group(0))
+        name = mangled[start:start + length]
+        pos = start + length
+        if not nested:
+            return name
 
 
 def parse_ptxas(log: str) -> list[KernelResources]:

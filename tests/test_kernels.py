@@ -94,3 +94,10 @@ def test_cuda_bindings_build_error_messages_from_text_only():
             if "TORCH_CHECK" in line:
                 offenders.append(f"{env.relpath(path)}:{n}: use LAB_CHECK / LAB_CHECK_TYPE instead")
     assert not offenders, "\n".join(offenders)
+
+
+def test_kernel_base_names_from_mangled_symbols():
+    assert build._base_name("_Z15gelu_vec_kernelIfEvPKT_PS0_l") == "gelu_vec_kernel"
+    assert build._base_name("_ZN12_GLOBAL__N_113planted_zerosIfEEvPKT_PS1_l") == "planted_zeros"
+    assert build._base_name("_ZN3lab6detail6kernelEv") == "kernel"
+    assert build._base_name("plain_c_kernel") == "plain_c_kernel"
