@@ -1,20 +1,56 @@
 #!/usr/bin/env bash
-# What needs the GPU, in one command: `bench/gpu_run.sh tests` runs the GPU-marked tests; `bench/gpu_run.sh OP...`
-# (or `all`) runs the full comparison of those ops. Logs and a tarball of results/ go to $OUT (default ./gpu-out),
-# from where the results are unpacked into the repository and committed. Where the tree is a copy without .git, set
-# LAB_GIT_REVISION to its commit so the reports name it.
+# What needs the GPU, in one command:
+#   bench/gpu_run.sh tests            the GPU-marked tests
+#   bench/gpu_run.sh OP... [OPTIONS]  the full comparison of those ops (or `all`)
+#   bench/gpu_run.sh --background OP... [OPTIONS]
+#                                     the same, detached (setsid), for runs longer than one command may last;
+#   bench/gpu_run.sh --wait           then, in the next commands (while the machine is still held): wait up to
+#                                     9 minutes for it, and when it has finished, collect its results
+# Logs and a tarball of results/ go to $OUT (default ./gpu-out), from where the results are unpacked into the
+# repository and committed. Where the tree is a copy without .git, set LAB_GIT_REVISION to its commit so the
+# reports name it.
 set -u -o pipefail
 OUT=${OUT:-$PWD/gpu-out}
+JOB=$PWD/gpu-out/background  # survives between commands on the same machine ($OUT is emptied before each)
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 PYTHONFAULTHANDLER=1
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv | tee -a "$OUT/nvidia-smi.txt"
-if [ "${1:-}" = tests ]; then
-  shift
-  python3 -m pytest -q -m gpu -p no:cacheprovider tests "$@" 2>&1 | tee "$OUT/pytest-gpu.log"
-  echo "pytest exit: ${PIPESTATUS[0]}" | tee -a "$OUT/pytest-gpu.log"
-else
-  start=$(date +%s)
-  python3 -m compare "${@:-all}" 2>&1 | tee "$OUT/compare.log"
-  echo "compare exit: ${PIPESTATUS[0]} after $(( $(date +%s) - start )) s" | tee -a "$OUT/compare.log"
+
+collect() {
   tar czf "$OUT/results.tgz" --exclude=results/cpu results
-fi
+}
+
+case "${1:-}" in
+  tests)
+    shift
+    nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee -a "$OUT/nvidia-smi.txt"
+    python3 -m pytest -q -m gpu -p no:cacheprovider tests "$@" 2>&1 | tee "$OUT/pytest-gpu.log"
+    echo "pytest exit: ${PIPESTATUS[0]}" | tee -a "$OUT/pytest-gpu.log"
+    ;;
+  --background)
+    shift
+    mkdir -p "$JOB"
+    rm -f "$JOB/done"
+    setsid bash -c 'start=$(date +%s); python3 -m compare "$@" > "'"$JOB"'/compare.log" 2>&1;
+      echo "compare exit: $? after $(( $(date +%s) - start )) s" >> "'"$JOB"'/compare.log"; touch "'"$JOB"'/done"' \
+      _ "${@:-all}" < /dev/null > /dev/null 2>&1 &
+    echo "started python3 -m compare ${*:-all} in the background; follow with: bench/gpu_run.sh --wait"
+    ;;
+  --wait)
+    for _ in $(seq 108); do [ -e "$JOB/done" ] && break; sleep 5; done
+    cp "$JOB/compare.log" "$OUT/compare.log" 2>/dev/null
+    if [ -e "$JOB/done" ]; then
+      tail -n 3 "$OUT/compare.log"
+      collect
+    else
+      echo "still running; call bench/gpu_run.sh --wait again within 30 s (the machine goes back when idle)"
+      tail -n 5 "$OUT/compare.log"
+    fi
+    ;;
+  *)
+    nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee -a "$OUT/nvidia-smi.txt"
+    start=$(date +%s)
+    python3 -m compare "${@:-all}" 2>&1 | tee "$OUT/compare.log"
+    echo "compare exit: ${PIPESTATUS[0]} after $(( $(date +%s) - start )) s" | tee -a "$OUT/compare.log"
+    collect
+    ;;
+esac
