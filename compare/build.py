@@ -19,7 +19,6 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -271,17 +270,3 @@ def build(op: str, extra_flags: list[str] | tuple[str, ...] = (), progress: bool
     warm_s = time.perf_counter() - start
     return BuildResult(op, source, name, record["cold_s"], warm_s, built_now,
                        [KernelResources(**k) for k in record["kernels"]], log)
-
-
-def cold_build_in_fresh_cache(op: str) -> BuildResult:
-    """A cold build into a throwaway cache (used by tests and by `--cold`): the time a new user waits."""
-    with tempfile.TemporaryDirectory() as tmp:
-        previous = os.environ.get("LAB_CACHE_DIR")
-        os.environ["LAB_CACHE_DIR"] = tmp
-        try:
-            return build(op, progress=False)
-        finally:
-            if previous is None:
-                del os.environ["LAB_CACHE_DIR"]
-            else:
-                os.environ["LAB_CACHE_DIR"] = previous
