@@ -63,14 +63,7 @@ def cache_root() -> Path:
 
 
 def _arch_list() -> str:
-    if os.environ.get("TORCH_CUDA_ARCH_LIST"):
-        return os.environ["TORCH_CUDA_ARCH_LIST"]
-    import torch
-
-    if torch.cuda.is_available():
-        major, minor = torch.cuda.get_device_capability()
-        return f"{major}.{minor}"
-    return "unset"
+    return os.environ.get("TORCH_CUDA_ARCH_LIST") or env.default_arch_list()
 
 
 def build_key(op: str, extra_flags: list[str], path: Path | None = None) -> str:

@@ -47,13 +47,25 @@ def interpreting() -> bool:
     return os.environ.get("TRITON_INTERPRET") == "1"
 
 
+def default_arch_list() -> str:
+    """What to build for when TORCH_CUDA_ARCH_LIST is unset: this GPU's architecture, with Hopper (9.0) built as its
+    architecture-specific target 9.0a, since wgmma and setmaxnreg exist only there and an sm_90a binary runs on
+    every 9.0 GPU. Without a GPU (CI), 9.0a too, so the Hopper-only code is compiled as well."""
+    if not has_gpu():
+        return "9.0a"
+    import torch
+
+    major, minor = torch.cuda.get_device_capability()
+    return f"{major}.{minor}" + ("a" if (major, minor) == (9, 0) else "")
+
+
 def prepare_cuda_build_env() -> None:
     """Make load_inline able to build (not run) CUDA code on a machine with the toolkit but no GPU: torch then
     cannot ask a device for its architecture, and some CUDA headers live in the nvidia wheels, not the toolkit."""
     if "CUDA_HOME" not in os.environ and Path("/usr/local/cuda/bin/nvcc").exists():
         os.environ["CUDA_HOME"] = "/usr/local/cuda"
-    if not has_gpu() and "TORCH_CUDA_ARCH_LIST" not in os.environ:
-        os.environ["TORCH_CUDA_ARCH_LIST"] = "9.0"
+    if "TORCH_CUDA_ARCH_LIST" not in os.environ:
+        os.environ["TORCH_CUDA_ARCH_LIST"] = default_arch_list()
     for site in map(Path, sys.path):
         include = site / "nvidia" / "cu13" / "include"
         if include.is_dir():

@@ -34,7 +34,7 @@ class Options:
 @dataclasses.dataclass
 class RowStatus:
     impl: str
-    status: str  # ok | FAIL | build failed | error | needs GPU | built (needs GPU to run)
+    status: str  # ok | FAIL | build failed | error | crashed | timed out | skipped | needs GPU | built (needs GPU to run)
     message: str = ""
 
 
@@ -181,9 +181,12 @@ def run_op(op: Op, options: Options) -> OpResult:
             for impl in cuda_impls:
                 status[impl.name] = RowStatus(impl.name, "build failed", str(exc))
             print(f"\n{exc}\n", flush=True)
+    capability = torch.cuda.get_device_capability() if gpu else None
     for impl in impls:
         if status[impl.name].status == "ok" and not gpu and impl.needs_gpu:
             status[impl.name] = RowStatus(impl.name, "needs GPU")
+        elif status[impl.name].status == "ok" and (why := op.unavailable_reason(impl.name, capability)):
+            status[impl.name] = RowStatus(impl.name, "skipped", why)
 
     pool = isolate.Worker(options.row_timeout_s) if options.isolate else isolate.InProcess()
     with pool:

@@ -53,6 +53,9 @@ class Op:
     unsupported_dtypes: Mapping[str, Sequence[torch.dtype]] = dataclasses.field(default_factory=dict)
     # Likewise shapes a row refuses by design, as a predicate: {"triton:basic": lambda shape: shape[1] > 65536}.
     unsupported_shapes: Mapping[str, Callable[[Shape], bool]] = dataclasses.field(default_factory=dict)
+    # Rows built from architecture-specific code (sm_90a's wgmma and setmaxnreg run on compute capability 9.0 and on
+    # nothing else), as {"cuda:wgmma": (9, 0)}. On another GPU such a row is reported as skipped, with the reason.
+    requires_capability: Mapping[str, tuple[int, int]] = dataclasses.field(default_factory=dict)
     compile_modes: Sequence[str] = ("default",)
     cuda_flags: Sequence[str] = ()  # extra nvcc flags for cuda_src/<op>.cu
     # A shape where some tensor has more than 2^31 elements: the bad-input tests run every row at it (16-bit dtype)
@@ -72,6 +75,14 @@ class Op:
             return False
         refuses = self.unsupported_shapes.get(impl)
         return not (refuses and refuses(tuple(shape)))
+
+    def unavailable_reason(self, impl: str, capability: tuple[int, int] | None) -> str | None:
+        """Why a row cannot run on a GPU of this compute capability (None: it can, or there is no GPU to ask)."""
+        needed = self.requires_capability.get(impl)
+        if needed is None or capability is None or tuple(capability) == tuple(needed):
+            return None
+        return (f"built for compute capability {needed[0]}.{needed[1]} only (architecture-specific instructions); "
+                f"this GPU is {capability[0]}.{capability[1]}")
 
     def describe_shape(self, shape: Shape) -> str:
         if self.shape_names:
