@@ -17,8 +17,12 @@ cudaError_t launch_matmul_regblock(lab::DType dtype, const void* a, const void* 
                                    int64_t k, cudaStream_t stream);
 cudaError_t launch_matmul_mma(lab::DType dtype, const void* a, const void* b, void* c, int64_t m, int64_t n,
                               int64_t k, cudaStream_t stream);
+cudaError_t launch_matmul_wgmma(lab::DType dtype, const void* a, const void* b, void* c, int64_t m, int64_t n,
+                                int64_t k, cudaStream_t stream);
 
 #ifdef __CUDACC__
+#include <cuda.h>  // CUtensorMap and its enums (types only: nothing from libcuda is linked)
+
 #include <type_traits>
 
 #include "lab_device.cuh"
@@ -292,6 +296,17 @@ struct MmaTile {
 using MmaConfig = MmaTile<128, 128, 32, 2, 2, 4, 2>;
 constexpr int kMmaGroupM = 8;
 
+// Grouped tile order for L2 reuse: block ids run down kMmaGroupM tile-rows, then one tile-column right, so the blocks
+// resident at one time share a few row panels of A and column panels of B instead of streaming all of B.
+__device__ __forceinline__ void grouped_tile(int id, int tiles_m, int tiles_n, int& tile_m, int& tile_n) {
+  const int per_group = kMmaGroupM * tiles_n;
+  const int first_m = id / per_group * kMmaGroupM;
+  const int group_rows = min(tiles_m - first_m, kMmaGroupM);
+  const int in_group = id % per_group;
+  tile_m = first_m + in_group % group_rows;
+  tile_n = in_group / group_rows;
+}
+
 __device__ __forceinline__ uint32_t smem_address(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
 }
@@ -384,14 +399,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::MinBlocks) matmul_mma_kern
   T* as = reinterpret_cast<T*>(mma_smem);  // [stage][BM][kAStride]
   T* bs = as + Cfg::Stages * Cfg::kAStage;  // [stage][BK][kBStride]
 
-  // Grouped order: block ids run down kMmaGroupM tile-rows, then one tile-column right.
-  const int tiles_m = (m + Cfg::BM - 1) / Cfg::BM, tiles_n = (n + Cfg::BN - 1) / Cfg::BN;
-  const int per_group = kMmaGroupM * tiles_n;
-  const int first_m = static_cast<int>(blockIdx.x) / per_group * kMmaGroupM;
-  const int group_rows = min(tiles_m - first_m, kMmaGroupM);
-  const int in_group = static_cast<int>(blockIdx.x) % per_group;
-  const int bm = (first_m + in_group % group_rows) * Cfg::BM;
-  const int bn = in_group / group_rows * Cfg::BN;
+  int tile_m, tile_n;
+  grouped_tile(static_cast<int>(blockIdx.x), (m + Cfg::BM - 1) / Cfg::BM, (n + Cfg::BN - 1) / Cfg::BN, tile_m, tile_n);
+  const int bm = tile_m * Cfg::BM, bn = tile_n * Cfg::BN;
 
   const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
   const int wm = (warp / Cfg::WarpsN) * Cfg::kWarpM, wn = (warp % Cfg::WarpsN) * Cfg::kWarpN;
@@ -505,6 +515,279 @@ cudaError_t launch_matmul_mma(lab::DType dtype, const void* a, const void* b, vo
   return launch_matmul_mma_with<MmaConfig>(dtype, a, b, c, m, n, k, stream);
 }
 
+// ---- v5 wgmma: Hopper's warpgroup tensor-core path, fed by the TMA copy engine, warp-specialized. ----------------
+// What changes against mma, and why each helps (this is what cuBLAS and Triton's tl.dot do on Hopper):
+//  * wgmma.mma_async.m64n256k16: one instruction per warpgroup (4 warps) multiplies a 64×16 A slice by a 16×256 B
+//    slice, reading both operands straight from shared memory through matrix descriptors. No ldmatrix, no operand
+//    registers: the register file holds only the 64×256 fp32 accumulator (128 registers a thread), and the
+//    instruction is asynchronous, so the warps issue the next batch while the tensor cores work.
+//  * TMA (cp.async.bulk.tensor): one thread copies a whole tile global→shared from a tensor map built on the host.
+//    The copy engine does the address arithmetic, zero-fills rows and columns past M, N and K (any shape whose rows
+//    are 16-byte multiples works with no edge code), and writes the 128-byte-swizzled layout that wgmma reads without
+//    bank conflicts. Completion is counted in bytes on an mbarrier.
+//  * Warp specialization: warpgroup 0 only produces (one thread issues TMA into a 4-stage ring of 128×64 A and
+//    64×256 B tiles); warpgroups 1 and 2 only consume, each owning 64 rows of the 128×256 block tile. Full/empty
+//    mbarriers per stage replace __syncthreads, so loading never waits on math and math never waits on a barrier
+//    that loads must also reach. setmaxnreg moves registers from the producer (24) to the consumers (240).
+//  * One wgmma batch stays in flight: a consumer releases stage t-1 only after issuing stage t's batch and waiting
+//    for all but the newest batch, so the tensor cores always have queued work.
+//  * B stays as given (K×N row-major, "MN-major" to wgmma): the transpose-B flag of the 16-bit instruction reads it
+//    directly, with the descriptor strides for that layout (below). No transposed copy of B is ever made.
+// Requirements: compute capability 9.0 and a build for sm_90a (the lab builds 9.0a on Hopper: compare/env.py), and
+// for TMA, rows of A and B that are 16-byte multiples (K % 8 == 0, N % 8 == 0) on 16-byte-aligned bases. Other shapes
+// take v4's mma kernel, so the row still answers every shape (its timing shapes all take this kernel).
+struct WgmmaTile {
+  static constexpr int BM = 128, BN = 256, BK = 64, Stages = 4;
+  static constexpr int kConsumers = 2;                // warpgroups doing math, 64 rows each
+  static constexpr int kThreads = (kConsumers + 1) * 128;
+  static constexpr int kBChunk = 64;                  // B is loaded as BN/64 boxes of 64 columns (128 bytes, one swizzle row)
+  static constexpr int kAStageBytes = BM * BK * 2, kBStageBytes = BK * BN * 2;
+  static constexpr int kBChunkBytes = BK * kBChunk * 2;
+  static constexpr int kSmemBytes = Stages * (kAStageBytes + kBStageBytes) + 1024;  // + slack for 1024-B alignment
+};
+
+// C++ aliases of the driver's tensor-map encoder; the function is fetched at run time through the runtime API, so
+// the extension does not link libcuda (absent on build machines without a driver).
+using EncodeTiledFn = decltype(&cuTensorMapEncodeTiled);
+
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define LAB_SM90A 1
+#endif
+
+__device__ __forceinline__ void mbarrier_init(uint64_t* bar, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_address(bar)), "r"(count) : "memory");
+}
+
+__device__ __forceinline__ void mbarrier_expect_bytes(uint64_t* bar, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_address(bar)), "r"(bytes)
+               : "memory");
+}
+
+__device__ __forceinline__ void mbarrier_arrive(uint64_t* bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_address(bar)) : "memory");
+}
+
+// Blocks until the barrier's phase with this parity has completed.
+__device__ __forceinline__ void mbarrier_wait(uint64_t* bar, unsigned parity) {
+  asm volatile(
+      "{\n .reg .pred done;\n"
+      "wait_%=:\n mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n @!done bra wait_%=;\n}\n" ::"r"(
+          smem_address(bar)),
+      "r"(parity)
+      : "memory");
+}
+
+// One box of a 2-D tensor map (coordinates: column, row) into shared memory, completing on `bar`.
+__device__ __forceinline__ void tma_load_2d(void* dst, const CUtensorMap* map, int col, int row, uint64_t* bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(
+          smem_address(dst)),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(col), "r"(row), "r"(smem_address(bar))
+      : "memory");
+}
+
+// A wgmma shared-memory matrix descriptor for a 128-byte-swizzled tile (PTX ISA, "matrix descriptor"): start address,
+// leading and stride byte offsets (all in 16-byte units), swizzle mode 1 = 128 B in bits 62-63. Tiles start on
+// 1024-byte boundaries, so the base-offset field stays 0.
+__device__ __forceinline__ uint64_t smem_descriptor(const void* tile, uint32_t leading_bytes, uint32_t stride_bytes) {
+  return static_cast<uint64_t>((smem_address(tile) & 0x3FFFF) >> 4) |
+         static_cast<uint64_t>((leading_bytes >> 4) & 0x3FFF) << 16 |
+         static_cast<uint64_t>((stride_bytes >> 4) & 0x3FFF) << 32 | 1ull << 62;
+}
+
+#ifdef LAB_SM90A
+// d (64×256 fp32, 128 per thread) += A (64×16, K-major) · B (16×256, MN-major: imm-trans-b = 1).
+#define LAB_WGMMA_M64N256K16(TYPE)                                                                                    \
+  asm volatile(                                                                                                        \
+      "wgmma.mma_async.sync.aligned.m64n256k16.f32." TYPE "." TYPE " "                                                  \
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, "              \
+      "%21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, "                \
+      "%40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, "                \
+      "%59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, "                \
+      "%78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, "                \
+      "%97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, "            \
+      "%114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, "                          \
+      "%128, %129, 1, 1, 1, 0, 1;\n"                                                                                   \
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),               \
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),         \
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),       \
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),       \
+        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),       \
+        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),       \
+        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),       \
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),       \
+        "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),       \
+        "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),       \
+        "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),       \
+        "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),       \
+        "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),   \
+        "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]),             \
+        "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]),             \
+        "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]),             \
+        "+f"(d[125]), "+f"(d[126]), "+f"(d[127])                                                                        \
+      : "l"(desc_a), "l"(desc_b))
+
+template <typename T>
+__device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], uint64_t desc_a, uint64_t desc_b) {
+  if constexpr (std::is_same_v<T, __half>) {
+    LAB_WGMMA_M64N256K16("f16");
+  } else {
+    LAB_WGMMA_M64N256K16("bf16");
+  }
+}
+#undef LAB_WGMMA_M64N256K16
+#endif
+
+template <typename T>
+__global__ void __launch_bounds__(WgmmaTile::kThreads, 1)
+    matmul_wgmma_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
+                        T* __restrict__ c, int m, int n, int k) {
+#ifdef LAB_SM90A
+  using Cfg = WgmmaTile;
+  extern __shared__ unsigned char wgmma_smem_raw[];
+  // 128-byte swizzling repeats every 1024 bytes, and wgmma locates rows within that pattern from the address bits,
+  // so every tile starts on a 1024-byte boundary.
+  unsigned char* smem = wgmma_smem_raw + ((1024 - smem_address(wgmma_smem_raw) % 1024) % 1024);
+  unsigned char* a_tiles = smem;                                  // [stage][BM rows][128 B]
+  unsigned char* b_tiles = smem + Cfg::Stages * Cfg::kAStageBytes;  // [stage][BN/64 chunks][BK rows][128 B]
+  __shared__ __align__(8) uint64_t full[Cfg::Stages], empty[Cfg::Stages];
+
+  const int tid = threadIdx.x, warpgroup = tid / 128;
+  if (tid == 0) {
+    for (int s = 0; s < Cfg::Stages; ++s) {
+      mbarrier_init(&full[s], 1);                      // the producer's expect_tx arrival; bytes do the rest
+      mbarrier_init(&empty[s], Cfg::kConsumers * 4);   // one arrival per consumer warp
+    }
+    // Makes the initialized barriers visible to the copy engine (the async proxy), not just to other threads.
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  __syncthreads();
+
+  int tile_m, tile_n;
+  grouped_tile(static_cast<int>(blockIdx.x), (m + Cfg::BM - 1) / Cfg::BM, (n + Cfg::BN - 1) / Cfg::BN, tile_m, tile_n);
+  const int bm = tile_m * Cfg::BM, bn = tile_n * Cfg::BN;
+  const int k_tiles = (k + Cfg::BK - 1) / Cfg::BK;
+
+  if (warpgroup == 0) {
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 24;\n");
+    if (tid != 0) return;
+    for (int t = 0; t < k_tiles; ++t) {
+      const int s = t % Cfg::Stages;
+      // Stage s last held tile t - Stages; wait until both consumers have released it.
+      if (t >= Cfg::Stages) mbarrier_wait(&empty[s], (t / Cfg::Stages + 1) % 2);
+      mbarrier_expect_bytes(&full[s], Cfg::kAStageBytes + Cfg::kBStageBytes);  // whole boxes, zero-fill included
+      const int k0 = t * Cfg::BK;
+      tma_load_2d(a_tiles + s * Cfg::kAStageBytes, &map_a, k0, bm, &full[s]);
+#pragma unroll
+      for (int j = 0; j < Cfg::BN / Cfg::kBChunk; ++j)
+        tma_load_2d(b_tiles + s * Cfg::kBStageBytes + j * Cfg::kBChunkBytes, &map_b, bn + j * Cfg::kBChunk, k0,
+                    &full[s]);
+    }
+    return;
+  }
+
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 240;\n");
+  const int consumer = warpgroup - 1, lane = tid % 32, warp_in_group = tid % 128 / 32;
+  float d[128];
+#pragma unroll
+  for (int i = 0; i < 128; ++i) d[i] = 0.0f;
+
+  for (int t = 0; t < k_tiles; ++t) {
+    const int s = t % Cfg::Stages;
+    mbarrier_wait(&full[s], (t / Cfg::Stages) % 2);
+    // This consumer's 64 rows of A: 64 × 128 B = 8 KB into the stage. A is K-major; with 128-byte swizzling the
+    // stride between 8-row groups is 1024 B and the leading offset is unused (one k16 step stays inside a row).
+    const unsigned char* a_tile = a_tiles + s * Cfg::kAStageBytes + consumer * 64 * 128;
+    const unsigned char* b_tile = b_tiles + s * Cfg::kBStageBytes;
+    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+    for (int kk = 0; kk < Cfg::BK / 16; ++kk) {
+      // A: the k16 slice starts 32 bytes further into each swizzled row. B is MN-major: 64 columns per 128-byte row,
+      // the next 64 columns one chunk (BK rows × 128 B) further (leading offset), the next 8 k-rows 1024 B further
+      // (stride offset); the k16 slice starts 16 rows (2048 B) further.
+      const uint64_t desc_a = smem_descriptor(a_tile + kk * 32, 16, 1024);
+      const uint64_t desc_b = smem_descriptor(b_tile + kk * 16 * 128, Cfg::kBChunkBytes, 1024);
+      wgmma_m64n256k16<T>(d, desc_a, desc_b);
+    }
+    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+    // Wait for the previous batch only: this one keeps the tensor cores busy while its predecessor's stage is freed.
+    asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+    if (t > 0 && lane == 0) mbarrier_arrive(&empty[(t - 1) % Cfg::Stages]);
+  }
+  asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+
+  // Accumulator layout (as mma.sync's m16n8, repeated): warp w of the group holds rows 16w + lane/4 and +8; register
+  // 4j + {0,1} covers columns 8j + 2·(lane%4) + {0,1} of the first row, 4j + {2,3} the same columns of the second.
+  const int row = bm + consumer * 64 + warp_in_group * 16 + lane / 4;
+#pragma unroll
+  for (int j = 0; j < Cfg::BN / 8; ++j) {
+    const int col = bn + j * 8 + (lane % 4) * 2;
+    store_pair<T>(c, row, col, m, n, d[4 * j], d[4 * j + 1]);
+    store_pair<T>(c, row + 8, col, m, n, d[4 * j + 2], d[4 * j + 3]);
+  }
+#else
+  __trap();  // built without sm_90a: the launcher never gets here on the lab's builds (see the requirements above)
+#endif
+}
+
+// The driver's tensor-map encoder, looked up once.
+EncodeTiledFn tensor_map_encoder() {
+  static EncodeTiledFn fn = [] {
+    void* p = nullptr;
+    cudaDriverEntryPointQueryResult found;
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &found) !=
+            cudaSuccess ||
+        found != cudaDriverEntryPointSuccess)
+      p = nullptr;
+    return reinterpret_cast<EncodeTiledFn>(p);
+  }();
+  return fn;
+}
+
+// A row-major rows×cols matrix of 16-bit elements as a TMA source: boxes of box_rows × 64 columns (128 bytes, the
+// widest box 128-byte swizzling allows), swizzled; reads past the edges return zeros.
+template <typename T>
+bool encode_tensor_map(CUtensorMap* map, const T* base, int64_t rows, int64_t cols, int box_rows) {
+  const EncodeTiledFn encode = tensor_map_encoder();
+  if (!encode) return false;
+  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
+  const cuuint64_t row_stride[1] = {static_cast<cuuint64_t>(cols) * sizeof(T)};
+  const cuuint32_t box[2] = {64, static_cast<cuuint32_t>(box_rows)};
+  const cuuint32_t element_strides[2] = {1, 1};
+  const CUtensorMapDataType type =
+      std::is_same_v<T, __half> ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+  return encode(map, type, 2, const_cast<T*>(base), dims, row_stride, box, element_strides,
+                CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
+cudaError_t launch_matmul_wgmma(lab::DType dtype, const void* a, const void* b, void* c, int64_t m, int64_t n,
+                                int64_t k, cudaStream_t stream) {
+  // TMA needs 16-byte row strides and bases; other shapes take v4 (see the requirements above).
+  if (k % 8 != 0 || n % 8 != 0 || !lab::is_aligned16(a) || !lab::is_aligned16(b))
+    return launch_matmul_mma(dtype, a, b, c, m, n, k, stream);
+  return lab::dispatch_float_types(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_same_v<T, float>) {
+      return cudaErrorInvalidValue;  // the binding rejects fp32 with a message first
+    } else {
+      using Cfg = WgmmaTile;
+      CUtensorMap map_a, map_b;
+      if (!encode_tensor_map(&map_a, static_cast<const T*>(a), m, k, Cfg::BM) ||
+          !encode_tensor_map(&map_b, static_cast<const T*>(b), k, n, Cfg::BK))
+        return cudaErrorInvalidValue;
+      auto kernel = matmul_wgmma_kernel<T>;
+      cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes);
+      if (err != cudaSuccess) return err;
+      const int64_t tiles = static_cast<int64_t>(lab::blocks_for(m, Cfg::BM)) * lab::blocks_for(n, Cfg::BN);
+      if (tiles > 0x7fffffff) return cudaErrorInvalidConfiguration;
+      kernel<<<static_cast<unsigned int>(tiles), Cfg::kThreads, Cfg::kSmemBytes, stream>>>(
+          map_a, map_b, static_cast<T*>(c), static_cast<int>(m), static_cast<int>(n), static_cast<int>(k));
+      return cudaGetLastError();
+    }
+  });
+}
+
 #else  // host half: the torch binding
 
 #include "lab_torch.h"
@@ -558,11 +841,22 @@ at::Tensor matmul_mma(const at::Tensor& a, const at::Tensor& b) {
   return run_matmul(a, b, "matmul:mma", "mma", launch_matmul_mma, /*tensor_cores=*/true);
 }
 
+at::Tensor matmul_wgmma(const at::Tensor& a, const at::Tensor& b) {
+  lab::check_cuda_input(a, "matmul:wgmma", "a");
+  int major = 0, minor = 0;
+  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, a.get_device());
+  cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, a.get_device());
+  LAB_CHECK(major == 9 && minor == 0, "matmul:wgmma needs a Hopper GPU (compute capability 9.0: wgmma and TMA, "
+            "built for sm_90a); this GPU is ", major, ".", minor, ": use cuda:mma");
+  return run_matmul(a, b, "matmul:wgmma", "wgmma", launch_matmul_wgmma, /*tensor_cores=*/true);
+}
+
 TORCH_LIBRARY(lab_matmul, m) {
   m.def("naive(Tensor a, Tensor b) -> Tensor");
   m.def("smem(Tensor a, Tensor b) -> Tensor");
   m.def("regblock(Tensor a, Tensor b) -> Tensor");
   m.def("mma(Tensor a, Tensor b) -> Tensor");
+  m.def("wgmma(Tensor a, Tensor b) -> Tensor");
 }
 
 TORCH_LIBRARY_IMPL(lab_matmul, CUDA, m) {
@@ -570,6 +864,7 @@ TORCH_LIBRARY_IMPL(lab_matmul, CUDA, m) {
   m.impl("smem", &matmul_smem);
   m.impl("regblock", &matmul_regblock);
   m.impl("mma", &matmul_mma);
+  m.impl("wgmma", &matmul_wgmma);
 }
 
 #endif

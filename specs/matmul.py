@@ -73,8 +73,10 @@ OP = Op(
     interpret_shapes=[(1, 1, 1), (17, 33, 9), (40, 24, 70)],
     dtypes=(torch.float32, torch.float16, torch.bfloat16),
     tolerances=tolerances,
-    # The tensor-core kernel multiplies fp16/bf16 only (fp32 would mean TF32); it refuses fp32 with a message.
-    unsupported_dtypes={"cuda:mma": (torch.float32,)},
+    # The tensor-core kernels multiply fp16/bf16 only (fp32 would mean TF32); they refuse fp32 with a message.
+    unsupported_dtypes={"cuda:mma": (torch.float32,), "cuda:wgmma": (torch.float32,)},
+    # wgmma, setmaxnreg and the sm_90a build exist on Hopper only; elsewhere the row is reported as skipped.
+    requires_capability={"cuda:wgmma": (9, 0)},
     # A (M×K) has 2^31 + 2,097,152 elements, so a row offset row·K in 32-bit arithmetic would wrap; N = 8 keeps it to
     # 34 GFLOP, milliseconds even for cuda:naive, and M/8 stays within a 65535-block grid dimension.
     index_overflow_shape=(262144, 8, 8200),
