@@ -45,6 +45,8 @@ class OpResult:
     roofline: str
     env: dict
     ceilings: dict = dataclasses.field(default_factory=dict)
+    # Memory-bound ops: per timed shape and dtype, a plain copy of the same bytes (timing.same_bytes_copy)
+    same_bytes_copies: list[timing.Timing] = dataclasses.field(default_factory=list)
     rows: list[RowStatus] = dataclasses.field(default_factory=list)
     checks: list[check_mod.CheckResult] = dataclasses.field(default_factory=list)
     timings: list[timing.Timing] = dataclasses.field(default_factory=list)
@@ -82,6 +84,12 @@ def _dtypes(op: Op, options: Options) -> list[torch.dtype]:
         # The interpreter's bf16 arithmetic is not trustworthy (numpy has no bf16), so it checks fp32/fp16 only.
         dtypes = [d for d in dtypes if d in (torch.float32, torch.float16)]
     return dtypes
+
+
+def _timing_sizes(op: Op, options: Options) -> list[tuple[int, ...]]:
+    if options.sizes:
+        return list(options.sizes)
+    return list(op.quick_bench_shapes or op.bench_shapes[:2]) if options.quick else list(op.bench_shapes)
 
 
 def _row_dtypes(op: Op, impl: discover.Impl, dtypes: list[torch.dtype]) -> list[torch.dtype]:
@@ -193,6 +201,8 @@ def run_op(op: Op, options: Options) -> OpResult:
         if options.time and gpu:
             result.ceilings["copy_gbps"] = pool.call("measure_copy_bandwidth", timeout_s=300)
             _say(options, f"  copy bandwidth: {result.ceilings['copy_gbps']:.0f} GB/s")
+            if op.roofline == "memory":
+                _measure_same_bytes_copies(pool, op, options, result)
         for impl in impls:
             if status[impl.name].status != "ok":
                 continue
@@ -230,6 +240,34 @@ def cuda_context_healthy() -> bool:
 
 def measure_copy_bandwidth() -> float:
     return timing.copy_bandwidth(torch.device("cuda"))
+
+
+def _measure_same_bytes_copies(pool, op: Op, options: Options, result: OpResult) -> None:
+    """Parent side: the per-shape ceilings, measured once per run in the worker. Without them the report still
+    has the large-buffer copy bandwidth, so a failure here is reported and the rows are timed all the same."""
+    from . import isolate
+
+    try:
+        result.same_bytes_copies = pool.call("measure_same_bytes_copies", op.name, options)
+    except isolate.RowFailure as failure:
+        result.ceilings["same_bytes_copy_error"] = f"{failure.status}: {failure.message}"
+        _say(options, f"  copy of the same bytes per shape: {failure.status}: {failure.message.splitlines()[0]}")
+        return
+    low = min(result.same_bytes_copies, key=lambda t: t.gbps, default=None)
+    if low:
+        _say(options, f"  copy of the same bytes per shape: {len(result.same_bytes_copies)} shape/dtype pairs, "
+                      f"lowest {low.gbps:.0f} GB/s ({low.dtype} {low.shape})")
+
+
+def measure_same_bytes_copies(op_name: str, options: Options) -> list[timing.Timing]:
+    """Worker side: a copy of the same bytes for every timing size and dtype of the op (not per implementation:
+    the copy does not depend on the row)."""
+    op = discover.load_op(op_name)
+    device = torch.device("cuda")
+    l2 = timing.l2_bytes(device)
+    return [timing.same_bytes_copy(op.bytes_moved(shape, dtype), device, l2, dtype=check_mod.dtype_name(dtype),
+                                   shape=op.describe_shape(shape), graph=options.graph)
+            for dtype in _dtypes(op, options) for shape in _timing_sizes(op, options)]
 
 
 def run_row(op_name: str, impl_name: str, options: Options) -> RowOutcome:
@@ -282,11 +320,9 @@ def run_row(op_name: str, impl_name: str, options: Options) -> RowOutcome:
                 out.status = RowStatus(impl.name, "error", f"capture failed: {_short_error(exc)}")
 
     if options.time and gpu and out.status.status == "ok":  # a wrong kernel's speed means nothing
-        sizes = (options.sizes or list(op.quick_bench_shapes or op.bench_shapes[:2])) if options.quick else (
-            options.sizes or list(op.bench_shapes))
         l2 = timing.l2_bytes(device)
         for dtype in dtypes:
-            for shape in (s for s in sizes if op.supports(impl.name, dtype, s)):
+            for shape in (s for s in _timing_sizes(op, options) if op.supports(impl.name, dtype, s)):
                 try:
                     out.timings.append(_time(op, impl, fn, dtype, shape, device, options, l2))
                 except Exception as exc:
@@ -324,29 +360,31 @@ def _judge(out: RowOutcome) -> None:
 
 
 def _time(op, impl, fn, dtype, shape, device, options, l2) -> timing.Timing:
-    nbytes, flops = op.bytes_moved(shape, dtype), op.flops(shape)
+    nbytes = op.bytes_moved(shape, dtype)
     sets = timing.input_sets(
         lambda i: op.make_inputs(shape, dtype, device, torch.Generator(device=device).manual_seed(options.seed + i)),
         nbytes, l2)
-    q25, med, q75 = timing.measure(timing.rotating(fn, sets))
-    t = timing.Timing(impl.name, check_mod.dtype_name(dtype), op.describe_shape(shape), med, q25, q75, nbytes,
-                      flops, nbytes / med / 1e6, flops / med / 1e9,
-                      noisy=(q75 - q25) > timing.NOISY_IQR_FRACTION * med)
-    if options.graph:
-        t.graph_median_ms = timing.measure_graph([lambda s=s: fn(*s) for s in sets])[1]
-    if options.profile_check:
+    t = timing.time_calls(fn, sets, impl=impl.name, dtype=check_mod.dtype_name(dtype),
+                          shape=op.describe_shape(shape), nbytes=nbytes, flops=op.flops(shape), graph=options.graph)
+    if options.profile_check:  # a cross-check of the row's own kernels; the same-bytes copy needs none
         t.profiler_ms = timing.profiler_kernel_ms(timing.rotating(fn, sets))
-        t.profiler_disagrees = timing.profiler_disagrees(med, t.profiler_ms)
+        t.profiler_disagrees = timing.profiler_disagrees(t.median_ms, t.profiler_ms)
     return t
 
 
 def _relate_to_ceilings(result: OpResult) -> None:
     eager = {(t.dtype, t.shape): t for t in result.timings if t.impl == "torch:eager"}
+    copies = {(c.dtype, c.shape): c for c in result.same_bytes_copies}
+    peak = result.ceilings.get("copy_gbps") if result.roofline == "memory" else None
+    # The same-bytes copies get their fraction of the large-buffer peak too: how much of it a size allows at all.
+    for t in result.timings + result.same_bytes_copies:
+        if peak:
+            t.fraction_of_ceiling, t.ceiling = t.gbps / peak, "copy bandwidth"
     for t in result.timings:
         base = eager.get((t.dtype, t.shape))
         if base:
             t.speedup_vs_eager = base.median_ms / t.median_ms
-        if result.roofline == "memory" and result.ceilings.get("copy_gbps"):
-            t.fraction_of_ceiling, t.ceiling = t.gbps / result.ceilings["copy_gbps"], "copy bandwidth"
-        elif result.roofline == "compute" and base:
+        if result.roofline == "compute" and base:
             t.fraction_of_ceiling, t.ceiling = t.tflops / base.tflops, "torch:eager (vendor library)"
+        if copy := copies.get((t.dtype, t.shape)):
+            t.fraction_of_same_bytes_copy = t.gbps / copy.gbps

@@ -26,6 +26,8 @@ class Timing:
     tflops: float
     fraction_of_ceiling: float | None = None
     ceiling: str = ""
+    # Memory-bound ops: GB/s over that of a plain copy of the same bytes at this shape (see same_bytes_copy)
+    fraction_of_same_bytes_copy: float | None = None
     speedup_vs_eager: float | None = None
     noisy: bool = False
     # --graph: the same calls captured in CUDA graphs and replayed (no Python or launch overhead per call)
@@ -62,6 +64,37 @@ def input_sets(make, nbytes: int, l2_bytes: int | None) -> list:
 def rotating(fn, sets):
     cycle = itertools.cycle(sets)
     return lambda: fn(*next(cycle))
+
+
+def time_calls(fn, sets, *, impl: str, dtype: str, shape: str, nbytes: int, flops: int,
+               graph: bool = False) -> Timing:
+    """fn(*inputs) timed over the rotating input sets, and with graph also as CUDA-graph replays: the one method
+    behind every number in a timing table, the implementations' and the same-bytes copy's alike."""
+    q25, median, q75 = measure(rotating(fn, sets))
+    t = Timing(impl, dtype, shape, median, q25, q75, nbytes, flops, nbytes / median / 1e6, flops / median / 1e9,
+               noisy=(q75 - q25) > NOISY_IQR_FRACTION * median)
+    if graph:
+        t.graph_median_ms = measure_graph([lambda s=s: fn(*s) for s in sets])[1]
+    return t
+
+
+SAME_BYTES_COPY = "copy (same bytes)"  # the per-shape ceiling's line in the timing tables; not an implementation
+
+
+def same_bytes_copy(nbytes: int, device: torch.device, l2: int | None, *, dtype: str, shape: str,
+                    graph: bool = False) -> Timing:
+    """The per-shape memory ceiling: a plain device-to-device copy (dst.copy_(src) on uint8, a cudaMemcpyAsync)
+    that moves the op's nbytes, half read and half written, timed by time_calls exactly as the rows are, with the
+    same input rotation for sizes that fit in L2. At small sizes launch latency and the ramp-up of a wave keep even
+    this copy far below copy_bandwidth; no kernel moving the same bytes escapes those costs either."""
+    half = nbytes // 2
+    # One destination for every source, as a row's output lands in the same allocator block call after call.
+    dst = torch.empty(half, dtype=torch.uint8, device=device)
+    gen = torch.Generator(device=device).manual_seed(0)
+    sets = input_sets(lambda i: (dst, torch.randint(0, 256, (half,), dtype=torch.uint8, device=device,
+                                                    generator=gen)), nbytes, l2)
+    return time_calls(lambda d, s: d.copy_(s), sets, impl=SAME_BYTES_COPY, dtype=dtype, shape=shape,
+                      nbytes=2 * half, flops=0, graph=graph)
 
 
 def copy_bandwidth(device: torch.device, nbytes: int = 1 << 30) -> float:
