@@ -16,9 +16,15 @@ from tabulate import tabulate
 
 from . import env
 from .runner import OpResult
+from .timing import SAME_BYTES_COPY
 
 TIMING_METHOD = ("triton.testing.do_bench: CUDA events around each call, L2 flushed (256 MB memset) before each "
                  "call, 3 warm-up calls plus 25 ms warm-up, ~100 ms of timed calls; median and interquartile range")
+SAME_BYTES_COPY_METHOD = (
+    f"the line `{SAME_BYTES_COPY}` is, per shape and dtype, a plain device-to-device copy (`dst.copy_(src)` on "
+    "uint8 tensors, a cudaMemcpyAsync) that moves the same bytes as one call of the op, half read and half "
+    "written, timed exactly like the rows: the same do_bench settings and L2 flush, the same rotation among input "
+    "copies for sizes that fit in L2, and with --graph the same CUDA-graph replay")
 
 
 def write_atomic(path: Path, data: str | bytes) -> None:
@@ -55,6 +61,8 @@ CHECK_HEADERS = ["impl", "dtype", "passed", "max abs err", "max rel err", "atol 
 
 
 def _cell(t, kind: str, memory: bool) -> str:
+    if kind == "same-bytes":
+        return "" if t.fraction_of_same_bytes_copy is None else f"{t.fraction_of_same_bytes_copy:.2f}"
     if kind == "speedup":
         return "" if t.speedup_vs_eager is None else f"{t.speedup_vs_eager:.2f}x"
     if kind == "ms":
@@ -70,22 +78,33 @@ def _cell(t, kind: str, memory: bool) -> str:
     return f"{rate}{frac}{' !' if t.noisy else ''}"
 
 
+# The tables that end with the same-bytes copy's line: those of a quantity the copy has too (not its speedup
+# over torch:eager, not its fraction of itself, not a profiler cross-check of the rows' kernels).
+KINDS_WITH_COPY_LINE = ("rate", "ms", "graph")
+
+
 def timing_tables(result: OpResult, kind: str = "rate") -> dict[str, tuple[list[str], list[list]]]:
     """One table per dtype: a row per implementation, a column per size. kind: "rate" (GB/s or TFLOP/s with the
     fraction of the ceiling), "ms" (median ± IQR), "graph" (CUDA-graph replay median), "profiler" (profiler kernel
-    ms / events ms)."""
+    ms / events ms), "speedup" (over torch:eager), "same-bytes" (fraction of a copy of the same bytes). For a
+    memory-bound op, "rate", "ms" and "graph" end with the line `copy (same bytes)`: the per-shape ceiling."""
     memory = result.roofline == "memory"
+    copies = {(c.dtype, c.shape): c for c in result.same_bytes_copies} if kind in KINDS_WITH_COPY_LINE else {}
     tables = {}
     by_dtype: dict[str, list] = defaultdict(list)
     for t in result.timings:
         by_dtype[t.dtype].append(t)
     for dtype, ts in by_dtype.items():
-        shapes = list(dict.fromkeys(t.shape for t in ts))
-        impls = list(dict.fromkeys(t.impl for t in ts))
-        cell = {(t.impl, t.shape): t for t in ts}
-        rows = [[impl] + [_cell(cell[(impl, s)], kind, memory) if (impl, s) in cell else "" for s in shapes]
-                for impl in impls]
+        shapes = list(dict.fromkeys(t.shape for t in ts))  # the rows' shapes: the copy adds no column
+
+        def line(name, timings):
+            return [name] + [_cell(timings[s], kind, memory) if s in timings else "" for s in shapes]
+
+        rows = [line(impl, {t.shape: t for t in ts if t.impl == impl}) for impl in dict.fromkeys(t.impl for t in ts)]
         if any(any(c for c in row[1:]) for row in rows):
+            copy = {s: copies[(dtype, s)] for s in shapes if (dtype, s) in copies}
+            if copy:
+                rows.append(line(SAME_BYTES_COPY, copy))
             tables[dtype] = (["impl"] + [_short_shape(s) for s in shapes], rows)
     return tables
 
@@ -132,19 +151,27 @@ def status_table(result: OpResult) -> list[list]:
 
 
 def print_terminal(result: OpResult, show_inductor: bool = False) -> None:
-    def show(title, headers, rows):
+    def show(title, headers, rows, **fmt):
         if rows:
-            print(f"\n{title}\n" + tabulate(rows, headers=headers, tablefmt="simple"))
+            print(f"\n{title}\n" + tabulate(rows, headers=headers, tablefmt="simple", **fmt))
 
     e = result.env
     print(f"\n== {result.op}: {result.summary}  [{e['gpu']}, torch {e['torch']}, triton {e['triton']}]")
     if result.ceilings.get("copy_gbps"):
         print(f"copy bandwidth (ceiling): {result.ceilings['copy_gbps']:.0f} GB/s")
+    if result.same_bytes_copies:
+        print(f"per shape: {SAME_BYTES_COPY_METHOD}")
+    if result.ceilings.get("same_bytes_copy_error"):
+        print(f"copy of the same bytes per shape not measured: {result.ceilings['same_bytes_copy_error']}")
     show("Checks (float64 reference, seed %d)" % result.seed, CHECK_HEADERS, check_table(result))
+    same_bytes = timing_tables(result, "same-bytes")
     for dtype, (headers, rows) in timing_tables(result).items():
         unit = "GB/s" if result.roofline == "memory" else "TFLOP/s"
         note = "copy bandwidth" if result.roofline == "memory" else "torch:eager"
         show(f"Timing, {dtype}: {unit} (fraction of {note}); ! = IQR > 10% of median", headers, rows)
+        if dtype in same_bytes:
+            show(f"Fraction of a copy of the same bytes, {dtype} (GB/s over the line `{SAME_BYTES_COPY}`)",
+                 *same_bytes[dtype], **AS_FORMATTED)
     for dtype, (headers, rows) in timing_tables(result, "graph").items():
         show(f"CUDA-graph replay, {dtype}: median ms (events median)", headers, rows)
     for dtype, (headers, rows) in timing_tables(result, "profiler").items():
@@ -159,8 +186,12 @@ def print_terminal(result: OpResult, show_inductor: bool = False) -> None:
     show("Rows", ["impl", "status", "message"], status_table(result))
 
 
-def _md_table(headers, rows) -> str:
-    return tabulate(rows, headers=headers, tablefmt="github")
+def _md_table(headers, rows, **fmt) -> str:
+    return tabulate(rows, headers=headers, tablefmt="github", **fmt)
+
+
+# For tables whose cells are all numbers formatted here ("0.60"), which tabulate would otherwise reformat ("0.6").
+AS_FORMATTED = {"disable_numparse": True}
 
 
 def markdown(result: OpResult, files: dict[str, str]) -> str:
@@ -174,7 +205,16 @@ def markdown(result: OpResult, files: dict[str, str]) -> str:
         f"git {e['git_revision']}.\n\n")
     if result.ceilings.get("copy_gbps"):
         w(f"Ceiling measured in the same run: device-to-device copy at **{result.ceilings['copy_gbps']:.0f} GB/s** "
-          f"(bytes read + written).\n\n")
+          f"(bytes read + written, a 1 GiB buffer)"
+          + ("; the large-buffer peak that published targets refer to, and the fractions in brackets are of it"
+             if result.roofline == "memory" else "") + ".\n\n")
+    if result.same_bytes_copies:
+        w(f"Per-shape ceiling, measured in the same run: {SAME_BYTES_COPY_METHOD}. At small sizes launch latency "
+          "and the ramp-up of a wave keep even this copy far below the large-buffer peak, and no kernel that moves "
+          "those bytes escapes them either: a row's fraction of this copy separates a slow kernel from a size that "
+          "allows no more (1.00: as fast as a plain copy of its bytes).\n\n")
+    if result.ceilings.get("same_bytes_copy_error"):
+        w(f"The per-shape copy could not be measured: {result.ceilings['same_bytes_copy_error']}\n\n")
     w(f"Timing: {TIMING_METHOD}.\n\n")
     w("## Rows\n\n" + _md_table(["impl", "status", "message"], status_table(result)) + "\n\n")
     w(f"## Checks\n\nAgainst a float64 reference on fresh random inputs (seed {result.seed}); outputs poisoned with "
@@ -187,6 +227,9 @@ def markdown(result: OpResult, files: dict[str, str]) -> str:
         w(f"## Timing, {dtype}\n\n{unit}, with the fraction of {note} in brackets; `!` marks an IQR over 10% of "
           "the median.\n\n")
         w(_md_table(headers, rows) + "\n\n")
+        if dtype in (same_bytes := timing_tables(result, "same-bytes")):
+            w(f"Fraction of a copy of the same bytes (each row's GB/s over the line `{SAME_BYTES_COPY}`):\n\n"
+              + _md_table(*same_bytes[dtype], **AS_FORMATTED) + "\n\n")
         ms_headers, ms_rows = timing_tables(result, "ms")[dtype]
         w("Median ± IQR, milliseconds:\n\n" + _md_table(ms_headers, ms_rows) + "\n\n")
         if dtype in (speedup := timing_tables(result, "speedup")):
@@ -220,11 +263,15 @@ def to_json(result: OpResult, command: str) -> dict:
     def rows(items):
         return [dataclasses.asdict(i) if dataclasses.is_dataclass(i) else dict(i) for i in items]
 
-    timings = []
-    for t in result.timings:
-        d = dataclasses.asdict(t)
-        d["iqr_ms"] = t.iqr_ms
-        timings.append(d)
+    def timings(items, leave_out=()):
+        return [{k: v for k, v in dataclasses.asdict(t).items() if k not in leave_out} | {"iqr_ms": t.iqr_ms}
+                for t in items]
+
+    ceilings = dict(result.ceilings)
+    if result.same_bytes_copies:  # the per-shape ceilings, in the form of the rows' timings less what has no meaning
+        ceilings["same_bytes_copy_method"] = SAME_BYTES_COPY_METHOD
+        ceilings["same_bytes_copy"] = timings(result.same_bytes_copies, (
+            "flops", "tflops", "fraction_of_same_bytes_copy", "speedup_vs_eager", "profiler_ms", "profiler_disagrees"))
     loc = [dict(dataclasses.asdict(l), total=l.total) for l in result.loc]
     captures = [{k: v for k, v in dataclasses.asdict(c).items() if k != "code"} | {"file": _capture_name(c)}
                 for c in result.captures]
@@ -234,10 +281,10 @@ def to_json(result: OpResult, command: str) -> dict:
         "command": command,
         "env": dict(result.env, timing_method=TIMING_METHOD),
         "roofline": result.roofline,
-        "ceilings": result.ceilings,
+        "ceilings": ceilings,
         "rows": rows(result.rows),
         "checks": rows(result.checks),
-        "timings": timings,
+        "timings": timings(result.timings),
         "loc": loc,
         "build": result.build,
         "jit": result.jit,
@@ -249,11 +296,15 @@ def to_json(result: OpResult, command: str) -> dict:
 def to_csv(result: OpResult) -> str:
     out = io.StringIO()
     fields = ["impl", "dtype", "shape", "median_ms", "iqr_ms", "gbps", "tflops", "fraction_of_ceiling", "ceiling",
-              "speedup_vs_eager", "noisy", "bytes", "flops"]
+              "speedup_vs_eager", "noisy", "bytes", "flops", "same_bytes_copy_gbps", "fraction_of_same_bytes_copy"]
+    # One line per implementation and shape; the per-shape copy is a column of each line it applies to, not a line
+    # of its own that a program could take for an implementation.
+    copy_gbps = {(c.dtype, c.shape): c.gbps for c in result.same_bytes_copies}
     writer = csv.DictWriter(out, fieldnames=fields, extrasaction="ignore")
     writer.writeheader()
     for t in result.timings:
-        writer.writerow(dataclasses.asdict(t) | {"iqr_ms": t.iqr_ms})
+        writer.writerow(dataclasses.asdict(t) | {"iqr_ms": t.iqr_ms,
+                                                 "same_bytes_copy_gbps": copy_gbps.get((t.dtype, t.shape))})
     return out.getvalue()
 
 
@@ -278,6 +329,9 @@ def plot_png(result: OpResult) -> bytes | None:
             xs = [i for i, s in enumerate(shapes) if s in mine]
             ys = [(mine[shapes[i]].gbps if memory else mine[shapes[i]].tflops) for i in xs]
             ax.plot(xs, ys, marker="o", label=impl)
+        copy = {c.shape: c.gbps for c in result.same_bytes_copies if c.dtype == dtype}
+        if xs := [i for i, s in enumerate(shapes) if s in copy]:
+            ax.plot(xs, [copy[shapes[i]] for i in xs], color="k", linestyle=":", marker=".", label=SAME_BYTES_COPY)
         if memory and result.ceilings.get("copy_gbps"):
             ax.axhline(result.ceilings["copy_gbps"], color="k", linestyle="--", linewidth=1, label="copy bandwidth")
         ax.set_xticks(range(len(shapes)), [_short_shape(s) for s in shapes], rotation=30, fontsize=8)
