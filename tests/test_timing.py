@@ -50,3 +50,15 @@ def test_launch_overhead_shows_in_events_and_vanishes_in_graphs():
     _, events, _ = timing.measure(many_tiny_launches)
     _, graph, _ = timing.measure_graph([many_tiny_launches])
     assert graph < events
+
+
+def test_same_bytes_copy_reaches_copy_bandwidth_when_large_and_falls_short_when_small():
+    device = torch.device("cuda")
+    l2 = timing.l2_bytes(device)
+    peak = timing.copy_bandwidth(device, nbytes=1 << 28)  # 256 MB read + 256 MB written
+    large = timing.same_bytes_copy(2 << 28, device, l2, dtype="float32", shape="large")
+    small = timing.same_bytes_copy(1 << 20, device, l2, dtype="float32", shape="small", graph=True)
+    assert 0.75 * peak < large.gbps < 1.25 * peak, (large.gbps, peak)
+    # 512 KB each way: launch latency and one partial wave dominate, whatever the memory system could do.
+    assert small.gbps < 0.5 * large.gbps, (small.gbps, large.gbps)
+    assert small.graph_median_ms is not None and small.graph_median_ms <= 1.1 * small.median_ms
