@@ -1,10 +1,11 @@
 """Matrix multiply C = A @ B in Triton. Spec: specs/matmul.py. CUDA side: cuda_src/matmul.cu.
 
-A Triton program computes one BLOCK_M×BLOCK_N tile of C: it walks K in BLOCK_K steps, loads an A tile and a B tile
-as 2-D blocks, and multiplies them with tl.dot into an fp32 accumulator. What the CUDA side spells out by hand
-(shared-memory staging, ldmatrix, the mma instructions, the asynchronous copy pipeline) the compiler derives from
-tl.dot and num_stages: on Hopper it emits wgmma for fp16/bf16. fp32 inputs pass input_precision="ieee", so they are
-multiplied in true fp32 on the FMA units rather than rounded to TF32 (tl.dot's default on tensor-core GPUs).
+A Triton program computes one BLOCK_M×BLOCK_N tile of C: it walks K in
+BLOCK_K steps, loads an A tile and a B tile as 2-D blocks, and multiplies them with tl.dot into an fp32 accumulator.
+What the CUDA side spells out by hand (shared-memory staging, ldmatrix, the mma instructions, the asynchronous copy
+pipeline) the compiler derives from tl.dot and num_stages: on Hopper it emits wgmma for fp16/bf16. fp32 inputs pass
+input_precision="ieee", so they are multiplied in true fp32 on the FMA units rather than rounded to TF32 (tl.dot's
+default on tensor-core GPUs).
 """
 import torch
 import triton
@@ -15,7 +16,7 @@ from compare.validate import check_inputs
 
 
 def _prepare(name: str, a: torch.Tensor, b: torch.Tensor):
-    """Checks shared by both variants; returns (M, N, K, C, input precision for tl.dot)."""
+    """Checks shared by every variant; returns (M, N, K, C, input precision for tl.dot)."""
     check_inputs(name, ("a", a), ("b", b), ndim=2)
     if a.shape[1] != b.shape[0]:
         raise ValueError(f"{name}: inner dimensions differ: a is {tuple(a.shape)}, b is {tuple(b.shape)} "
@@ -94,26 +95,26 @@ def _configs_for_dtype(configs, named_args, **kwargs):
     return [c for c in configs if c in wanted]
 
 
-@triton.autotune(configs=_TENSOR_CORE_CONFIGS + _FP32_CONFIGS, key=["M", "N", "K"],
-                 prune_configs_by={"early_config_prune": _configs_for_dtype})
+# The tile walk, the pointer-based K loop and the masked store are helpers, for the rows that run the same steps.
+# A @triton.jit helper is inlined where it is called, so this costs nothing.
 @triton.jit
-def matmul_tuned_kernel(a_ptr, b_ptr, c_ptr, M, N, K, PRECISION: tl.constexpr, BLOCK_M: tl.constexpr,
-                        BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
-    pid = tl.program_id(0)
+def _grouped_tile(tile, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, GROUP_M: tl.constexpr):
+    """Tile number -> (tile row, tile column) of C, in grouped order."""
     tiles_m = tl.cdiv(M, BLOCK_M)
-    tiles_n = tl.cdiv(N, BLOCK_N)
-    per_group = GROUP_M * tiles_n
-    first_m = pid // per_group * GROUP_M
+    per_group = GROUP_M * tl.cdiv(N, BLOCK_N)
+    first_m = tile // per_group * GROUP_M
     group_rows = min(tiles_m - first_m, GROUP_M)
-    pid_m = first_m + (pid % per_group) % group_rows
-    pid_n = (pid % per_group) // group_rows
+    return first_m + (tile % per_group) % group_rows, (tile % per_group) // group_rows
 
-    rows = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    cols = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+
+@triton.jit
+def _tile_dot(a_ptr, b_ptr, M, N, K, pid_m, pid_n, PRECISION: tl.constexpr, BLOCK_M: tl.constexpr,
+              BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    """One BLOCK_M×BLOCK_N tile of A @ B in fp32, loaded through pointers with wrapped rows and columns."""
     # No contiguity hints on the wrapped indices: a wrap inside a tile breaks the run. When N is a multiple of 16
     # (Triton specializes on that) the compiler still proves 16-element runs and vectorizes the B loads.
-    rows_in = rows % M
-    cols_in = cols % N
+    rows_in = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)) % M
+    cols_in = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N
     offs_k = tl.arange(0, BLOCK_K)
     a_ptrs = a_ptr + rows_in[:, None].to(tl.int64) * K + offs_k[None, :]
     b_ptrs = b_ptr + offs_k[:, None].to(tl.int64) * N + cols_in[None, :]
@@ -124,8 +125,26 @@ def matmul_tuned_kernel(a_ptr, b_ptr, c_ptr, M, N, K, PRECISION: tl.constexpr, B
         acc = tl.dot(a, b, acc, input_precision=PRECISION)
         a_ptrs += BLOCK_K
         b_ptrs += BLOCK_K * N
+    return acc
+
+
+@triton.jit
+def _store_tile(c_ptr, acc, M, N, pid_m, pid_n, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """Writes an fp32 tile into C (in C's dtype), dropping the rows and columns past M and N."""
+    rows = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    cols = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     c_ptrs = c_ptr + rows[:, None].to(tl.int64) * N + cols[None, :]
     tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=(rows[:, None] < M) & (cols[None, :] < N))
+
+
+@triton.autotune(configs=_TENSOR_CORE_CONFIGS + _FP32_CONFIGS, key=["M", "N", "K"],
+                 prune_configs_by={"early_config_prune": _configs_for_dtype})
+@triton.jit
+def matmul_tuned_kernel(a_ptr, b_ptr, c_ptr, M, N, K, PRECISION: tl.constexpr, BLOCK_M: tl.constexpr,
+                        BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
+    pid_m, pid_n = _grouped_tile(tl.program_id(0), M, N, BLOCK_M, BLOCK_N, GROUP_M)
+    acc = _tile_dot(a_ptr, b_ptr, M, N, K, pid_m, pid_n, PRECISION, BLOCK_M, BLOCK_N, BLOCK_K)
+    _store_tile(c_ptr, acc, M, N, pid_m, pid_n, BLOCK_M, BLOCK_N)
 
 
 @variant("tuned")
@@ -135,3 +154,4 @@ def tuned(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
         grid = lambda meta: (triton.cdiv(m, meta["BLOCK_M"]) * triton.cdiv(n, meta["BLOCK_N"]),)  # noqa: E731
         matmul_tuned_kernel[grid](a, b, c, m, n, k, PRECISION=precision)
     return c
+
