@@ -2,6 +2,7 @@
 #pragma once
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <type_traits>
 #include "lab.h"
 
 namespace lab {
@@ -38,7 +39,87 @@ __device__ __forceinline__ void store_packet(T* p, const Packet<T>& packet) {
   *reinterpret_cast<uint4*>(p) = *reinterpret_cast<const uint4*>(&packet);
 }
 
+// ---- A packet kept in registers as four 32-bit words (uint4). ------------------------------------------------
+// For a kernel that caches 16-bit data in registers: as a Packet<__half>, each of the 8 values gets a 32-bit register
+// of its own, twice the registers of the 16 bytes it holds; as words, two values share one. Elements are widened
+// to fp32 where they are used, and results are packed back two to a word.
+template <typename T>
+__device__ __forceinline__ float word_element(const uint4& packet, int k) {  // k: compile-time after unrolling
+  const uint32_t* words = reinterpret_cast<const uint32_t*>(&packet);
+  if constexpr (sizeof(T) == 4) {
+    return __uint_as_float(words[k]);
+  } else {
+    const uint32_t w = words[k / 2];
+    if constexpr (std::is_same_v<T, __half>)
+      return __half2float(__ushort_as_half(static_cast<unsigned short>(k % 2 ? w >> 16 : w & 0xffffu)));
+    else  // bf16 is the top half of an fp32
+      return __uint_as_float(k % 2 ? w & 0xffff0000u : w << 16);
+  }
+}
+
+template <typename T>
+__device__ __forceinline__ uint4 pack_words(const float (&v)[Packet<T>::kSize]) {
+  uint4 out;
+  uint32_t* words = reinterpret_cast<uint32_t*>(&out);
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    if constexpr (sizeof(T) == 4) {
+      words[j] = __float_as_uint(v[j]);
+    } else if constexpr (std::is_same_v<T, __half>) {
+      const __half2 h = __floats2half2_rn(v[2 * j], v[2 * j + 1]);
+      words[j] = *reinterpret_cast<const uint32_t*>(&h);
+    } else {
+      const __nv_bfloat162 h = __floats2bfloat162_rn(v[2 * j], v[2 * j + 1]);
+      words[j] = *reinterpret_cast<const uint32_t*>(&h);
+    }
+  }
+  return out;
+}
+
+template <typename T>
+__device__ __forceinline__ uint4 splat_words(float v) {  // every element v
+  float f[Packet<T>::kSize];
+#pragma unroll
+  for (int k = 0; k < Packet<T>::kSize; ++k) f[k] = v;
+  return pack_words<T>(f);
+}
+
+// Hides the words' values from the compiler, ptxas included, at the cost of one PRMT per word (an identity byte
+// permute, which ptxas does not look through). Whatever was derived from the words before it (widened fp32 copies
+// of 16-bit elements, say) cannot be reused after it and is recomputed from the words instead of being kept live:
+// for data cached narrow and widened in several passes. An empty asm statement is not enough: it hides the values
+// from NVVM only, and ptxas then merges the widenings of the passes and keeps every fp32 copy live.
+__device__ __forceinline__ void opaque(uint4& w) {
+  asm volatile(
+      "prmt.b32 %0, %0, 0, 0x3210;\n\t"
+      "prmt.b32 %1, %1, 0, 0x3210;\n\t"
+      "prmt.b32 %2, %2, 0, 0x3210;\n\t"
+      "prmt.b32 %3, %3, 0, 0x3210;"
+      : "+r"(w.x), "+r"(w.y), "+r"(w.z), "+r"(w.w));
+}
+
+// e^x as MUFU.EX2 of x · log2(e), results below 2^-126 flushed to 0: two instructions. __expf without -ftz=true
+// (this lab's flags) also rescales around that range, three more instructions, for results far below every atol
+// here. Relative error about 2^-21 plus 2^-24·|x|, as __expf's.
+__device__ __forceinline__ float fast_exp(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x * 1.4426950408889634f));
+  return y;
+}
+
 inline bool is_aligned16(const void* p) { return (reinterpret_cast<std::uintptr_t>(p) & 15) == 0; }
+
+// The current device's SM count (0 if the runtime cannot say; the error is cleared so that it cannot surface later
+// as a launch error). For launchers that size their grid to the GPU.
+inline int sm_count() {
+  int device = 0, sms = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return sms;
+}
 
 // Calls body.template operator()<T>() with T the CUDA storage type for `dtype`; returns cudaErrorInvalidValue for a
 // type the launcher was not built for (the host half rejects those first, with a message).

@@ -8,16 +8,24 @@
 // triton_src/softmax.py.
 //
 // v1 naive     one block per row, shared-memory tree reductions, three passes over the row in HBM
-// v2 warp      N <= 1024: one warp per row, the row held in registers, shuffle reductions: one pass
-// v3 block     N <= 32768: one block per row, the row held in registers across the block: one pass
-// v4 online    longer rows: running max and rescaled sum in one pass (Milakov & Gimelshein), then a pass to write
-// `fast` is v2/v3/v4 behind one launcher that picks by N.
+// v2 warp      rows of up to 256 16-byte packets (N <= 1024 fp32, 2048 fp16/bf16): one warp per row, the row held
+//              in registers, shuffle reductions: one pass
+// v3 block     rows of up to 8192 packets (N <= 32768 fp32, 65536 fp16/bf16): one block per row, the row held in
+//              registers across the block: one pass
+// v4 online    longer rows, enough of them to fill the GPU: running max and rescaled sum in one pass (Milakov &
+//              Gimelshein), then a pass to write
+// v5 split     longer rows, too few to fill the GPU: several blocks per row, a kernel for per-slice (max, sum) and
+//              one that merges them and writes
+// `fast` is v2-v5 behind one launcher that picks by the row's length in packets and by M.
 #include "lab.h"
 
 cudaError_t launch_softmax_naive(lab::DType dtype, const void* x, void* y, int64_t rows, int64_t cols,
                                  cudaStream_t stream);
+// How many blocks cuda:fast gives each row: more than 1 only where it takes v5, whose two kernels pass a (max, sum)
+// pair per row slice through `workspace` (rows · splits float2, allocated by the caller).
+int64_t softmax_fast_splits(lab::DType dtype, int64_t rows, int64_t cols);
 cudaError_t launch_softmax_fast(lab::DType dtype, const void* x, void* y, int64_t rows, int64_t cols,
-                                cudaStream_t stream);
+                                void* workspace, cudaStream_t stream);
 
 #ifdef __CUDACC__
 #include <climits>
@@ -78,183 +86,284 @@ cudaError_t launch_softmax_naive(lab::DType dtype, const void* x, void* y, int64
   });
 }
 
-// ---- Shared by v2-v4: a row is handled in chunks of one 16-byte packet (4 fp32 or 8 fp16/bf16 elements). -------
-// With `vec` (the row starts 16-byte aligned, i.e. the base pointer is and N is a multiple of the packet) a chunk is
-// one LDG.128 and is either wholly inside the row or wholly past its end. Without it (a sliced view, an odd N) the
-// same chunk is read element by element with a bounds check: same results, more instructions.
-// Elements past the end read as -inf: they drop out of the max, and exp(-inf - max) = 0 drops them out of the sum.
-template <typename T>
-using Chunk = float[lab::Packet<T>::kSize];
+// ---- Shared by v2-v5: a thread's share of a row, cached in registers in its storage type. ---------------------
+// A row is cut into 16-byte packets (4 fp32 or 8 fp16/bf16 elements). Of a group of `stride` threads (a warp, a
+// block), thread t holds packets t, t + stride, t + 2·stride, ...: at each step the group reads `stride` consecutive
+// packets, one LDG.128 per thread, and all kPacks loads are issued before the first is used.
+// The packets stay as loaded (four 32-bit words each) and each pass widens them to fp32 as it reads them; the math
+// stays fp32. For fp16/bf16 this is what lets the register file hold bytes: a register keeps two elements, not one
+// widened value, so 32 registers cache 128 bytes of the row in every dtype. (The first version widened on load: an
+// fp16 thread held 64 bytes where an fp32 thread held 128, an SM had half the bytes in flight, and v2 took 90
+// registers for an fp16 row of N = 1024, room for 20 warps per SM instead of 64.)
+// The price, for fp16/bf16 only: each pass widens again (lab::opaque keeps the compiler from keeping widened
+// copies), and the store recomputes exp(x - max), which a 16-bit packet could not have kept without rounding it:
+// two exponentials per element. MUFU.EX2 issues 16 per clock per SM; an fp16 row at copy bandwidth on an H200 is
+// about 4 elements per clock per SM (4.2e12 B/s / 4 B per element / (132 SMs · 2e9 clocks/s)), so 8 exponentials.
+// fp32 packets are their own fp32 values, and there the compiler keeps exp(x - max) from the sum for the store.
+// Elements past the end of the row read as -inf: they drop out of the max, and exp(-inf - max) = 0 drops them out
+// of the sum. lab::fast_exp is MUFU.EX2 after a multiply by log2(e): two instructions instead of expf's ~20, with
+// a relative error of about 2^-21 plus 2^-24·|x - max|, well inside the fp32 tolerance for every exponent that
+// matters (terms below e^-100 vanish next to the row's largest term, which is exactly 1).
+// Column indices are 32-bit: callers pass a row pointer and at most 2^31 - 1 columns from it.
+template <typename T, int kPacks>
+struct CachedRow {
+  static constexpr int kVec = lab::Packet<T>::kSize;
+  uint4 p[kPacks];  // as words: two 16-bit values share a register (lab::word_element)
 
-template <typename T>
-__device__ __forceinline__ void load_chunk(const T* row, int64_t chunk, int64_t cols, bool vec, Chunk<T>& v) {
-  constexpr int kVec = lab::Packet<T>::kSize;
-  const int64_t first = chunk * kVec;
-  if (vec && first < cols) {
-    const lab::Packet<T> p = lab::load_packet(row + first);
+  // With `vec` (every row starts 16-byte aligned: the base pointers are and N is a multiple of the packet) a packet
+  // is wholly inside the row or wholly past its end, and is one LDG.128. Without it (a sliced view, an odd N) it is
+  // read element by element with a bounds check: same results, more instructions. The branch is uniform and taken
+  // once, outside the loop, so the vector path is straight-line code.
+  __device__ __forceinline__ void load(const T* row, int first, int stride, int cols, bool vec) {
+    if (vec) {
+      const int packets = cols / kVec;
 #pragma unroll
-    for (int k = 0; k < kVec; ++k) v[k] = lab::to_float(p.v[k]);
-  } else {
+      for (int i = 0; i < kPacks; ++i) {
+        const int c = first + i * stride;
+        p[i] = c < packets ? __ldg(reinterpret_cast<const uint4*>(row + c * kVec)) : lab::splat_words<T>(-INFINITY);
+      }
+    } else {
 #pragma unroll
-    for (int k = 0; k < kVec; ++k) v[k] = first + k < cols ? lab::to_float(row[first + k]) : -INFINITY;
+      for (int i = 0; i < kPacks; ++i) {
+        float v[kVec];
+#pragma unroll
+        for (int k = 0; k < kVec; ++k) {
+          const int e = (first + i * stride) * kVec + k;
+          v[k] = e < cols ? lab::to_float(row[e]) : -INFINITY;
+        }
+        p[i] = lab::pack_words<T>(v);  // exact: the values came from T
+      }
+    }
   }
+
+  // The reductions keep one partial per packet lane (kVec independent chains of kPacks steps instead of one chain
+  // of kPacks · kVec), since the compiler may not reassociate them itself.
+  __device__ __forceinline__ float max() const {
+    float m[kVec];
+#pragma unroll
+    for (int k = 0; k < kVec; ++k) m[k] = x(0, k);
+#pragma unroll
+    for (int i = 1; i < kPacks; ++i)
+#pragma unroll
+      for (int k = 0; k < kVec; ++k) m[k] = fmaxf(m[k], x(i, k));
+#pragma unroll
+    for (int k = 1; k < kVec; ++k) m[0] = fmaxf(m[0], m[k]);
+    return m[0];
+  }
+
+  // Sum of exp(x - m). m must be finite or +inf: with m = -inf, exp(-inf - (-inf)) is NaN.
+  __device__ __forceinline__ float exp_sum(float m) {
+    widen_again();
+    float s[kVec] = {};
+#pragma unroll
+    for (int i = 0; i < kPacks; ++i)
+#pragma unroll
+      for (int k = 0; k < kVec; ++k) s[k] += lab::fast_exp(x(i, k) - m);
+#pragma unroll
+    for (int k = 1; k < kVec; ++k) s[0] += s[k];
+    return s[0];
+  }
+
+  // Writes exp(x - m) · inv_sum for the cached elements that lie inside the row (packets as in load).
+  __device__ __forceinline__ void store(T* row, int first, int stride, int cols, bool vec, float m,
+                                        float inv_sum) {
+    widen_again();
+#pragma unroll
+    for (int i = 0; i < kPacks; ++i) {
+      float v[kVec];
+#pragma unroll
+      for (int k = 0; k < kVec; ++k) v[k] = lab::fast_exp(x(i, k) - m) * inv_sum;
+      if (vec) {
+        const int c = first + i * stride;
+        if (c < cols / kVec) *reinterpret_cast<uint4*>(row + c * kVec) = lab::pack_words<T>(v);
+      } else {
+#pragma unroll
+        for (int k = 0; k < kVec; ++k) {
+          const int e = (first + i * stride) * kVec + k;
+          if (e < cols) row[e] = lab::from_float<T>(v[k]);
+        }
+      }
+    }
+  }
+
+ private:
+  __device__ __forceinline__ float x(int i, int k) const { return lab::word_element<T>(p[i], k); }
+
+  // Each pass widens 16-bit elements itself: the compiler would otherwise widen once, keep the fp32 copies live
+  // (twice the registers), and spill. fp32 needs no widening, and there the compiler may keep exp(x - m) from
+  // exp_sum for the store (same registers, one exponential per element).
+  __device__ __forceinline__ void widen_again() {
+    if constexpr (sizeof(T) < 4) {
+#pragma unroll
+      for (int i = 0; i < kPacks; ++i) lab::opaque(p[i]);
+    }
+  }
+};
+
+// Packets per thread in v2, v3 and v5: 32 registers of row (128 bytes) per thread. A thread of a v3 block then needs
+// about 55 registers, under the 64 that a 1024-thread block allows.
+constexpr int kCachedPacks = 8;
+
+// One row held whole by a group of threads: load, max, sum, store, with the group's reductions in between. The
+// group is a warp (v2) or a block (v3).
+struct WarpGroup {
+  __device__ static int rank() { return threadIdx.x; }
+  __device__ static int size() { return 32; }
+  __device__ static float reduce_max(float v) { return lab::warp_reduce_max(v); }
+  __device__ static float reduce_sum(float v) { return lab::warp_reduce_sum(v); }
+};
+
+struct BlockGroup {
+  __device__ static int rank() { return threadIdx.x; }
+  __device__ static int size() { return blockDim.x; }
+  __device__ static float reduce_max(float v) { return lab::block_reduce_max(v); }
+  __device__ static float reduce_sum(float v) { return lab::block_reduce_sum(v); }
+};
+
+template <typename Group, int kPacks, typename T>
+__device__ __forceinline__ void softmax_cached_row(const T* xr, T* yr, int cols, bool vec) {
+  CachedRow<T, kPacks> r;
+  r.load(xr, Group::rank(), Group::size(), cols, vec);
+  const float m = Group::reduce_max(r.max());
+  const float inv_sum = 1.0f / Group::reduce_sum(r.exp_sum(m));
+  r.store(yr, Group::rank(), Group::size(), cols, vec, m, inv_sum);
 }
 
-// Stores v · scale for the elements of the chunk that lie inside the row.
-template <typename T>
-__device__ __forceinline__ void store_chunk(T* row, int64_t chunk, int64_t cols, bool vec, const Chunk<T>& v,
-                                            float scale) {
-  constexpr int kVec = lab::Packet<T>::kSize;
-  const int64_t first = chunk * kVec;
-  if (vec && first < cols) {
-    lab::Packet<T> p;
-#pragma unroll
-    for (int k = 0; k < kVec; ++k) p.v[k] = lab::from_float<T>(v[k] * scale);
-    lab::store_packet(row + first, p);
-  } else {
-#pragma unroll
-    for (int k = 0; k < kVec; ++k)
-      if (first + k < cols) row[first + k] = lab::from_float<T>(v[k] * scale);
-  }
-}
-
-// __expf is MUFU.EX2 after a multiply by log2(e): a few instructions instead of expf's ~20, with a relative error
-// of about 2^-21 plus 2^-24·|x - max|, well inside the fp32 tolerance for every exponent that matters (terms
-// below e^-100 vanish next to the row's largest term, which is exactly 1). In v2/v3 each element's exponential
-// is computed once, overwriting the cached x, and reused by the store instead of being recomputed.
-
-// ---- v2 warp: one warp per row for N <= 1024, the row in registers, shuffle reductions. ------------------------
+// ---- v2 warp: one warp per row for rows of up to 32 · 8 packets, the row in registers, shuffle reductions. -------
 // Versus v1: one read of the row instead of three (it stays in registers between the passes), 128-bit loads, and
 // both reductions are 5 register shuffles with no shared memory and no __syncthreads. Four warps (rows) per block.
-// Lane l holds chunks l, l + 32, l + 64, ...: at every step the warp reads 32 consecutive packets, 512 bytes.
-// kPacks (chunks per lane) is a template parameter so the cache is a fixed-size register array; the launcher picks
+// kPacks (packets per lane) is a template parameter so the cache is a fixed-size register array; the launcher picks
 // the smallest that holds the row.
+// __launch_bounds__(128, 8): at most 64 registers, so that 8 blocks (32 rows) fit on an SM: M = 4096 rows are then
+// all in flight at once on 132 SMs, where a second wave would pay the load latency again.
 constexpr int kWarpRowsPerBlock = 4;
 
 template <typename T, int kPacks>
-__global__ void softmax_warp_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t rows, int64_t cols,
-                                    bool vec) {
-  constexpr int kVec = lab::Packet<T>::kSize;
-  const int lane = threadIdx.x;
+__global__ void __launch_bounds__(32 * kWarpRowsPerBlock, 8) softmax_warp_kernel(const T* __restrict__ x,
+                                                                                 T* __restrict__ y, int64_t rows,
+                                                                                 int cols, bool vec) {
   for (int64_t row = static_cast<int64_t>(blockIdx.x) * kWarpRowsPerBlock + threadIdx.y; row < rows;
-       row += static_cast<int64_t>(gridDim.x) * kWarpRowsPerBlock) {
-    Chunk<T> v[kPacks];
-    float m = -INFINITY;
-#pragma unroll
-    for (int p = 0; p < kPacks; ++p) {
-      load_chunk(x + row * cols, lane + p * 32, cols, vec, v[p]);
-#pragma unroll
-      for (int k = 0; k < kVec; ++k) m = fmaxf(m, v[p][k]);
-    }
-    m = lab::warp_reduce_max(m);
-    float s = 0.0f;
-#pragma unroll
-    for (int p = 0; p < kPacks; ++p)
-#pragma unroll
-      for (int k = 0; k < kVec; ++k) {
-        v[p][k] = __expf(v[p][k] - m);  // computed once, kept for the store
-        s += v[p][k];
-      }
-    const float inv_sum = 1.0f / lab::warp_reduce_sum(s);
-#pragma unroll
-    for (int p = 0; p < kPacks; ++p) store_chunk(y + row * cols, lane + p * 32, cols, vec, v[p], inv_sum);
-  }
+       row += static_cast<int64_t>(gridDim.x) * kWarpRowsPerBlock)
+    softmax_cached_row<WarpGroup, kPacks>(x + row * cols, y + row * cols, cols, vec);
 }
 
-// ---- v3 block: one block per row for N <= 32768, the row in registers across up to 1024 threads. ---------------
-// Same single read as v2 for rows too long for one warp: thread t holds chunks t, t + blockDim, ... and the two
-// reductions go warp shuffles -> 32 values in shared memory -> warp shuffles (lab::block_reduce_*), two
-// __syncthreads each instead of v1's ten. Each thread caches 32 values (kPacks · packet) and the block has as few
-// threads as that allows: 256 at N = 8192 fp32, so 4 blocks (rows) share an SM and one block's loads overlap
-// another's reductions. (A first version used 1024-thread blocks with 8 values each: one block per SM, idle HBM
-// during every reduction, and 0.57 of copy bandwidth at M = 4096, N = 8192 fp32 on an H200.)
-// __launch_bounds__: a 1024-thread block (N = 32768) fails to launch if a thread uses more than 65536 / 1024 = 64
-// registers, so ptxas must plan for it.
+// ---- v3 block: one block per row for rows of up to 1024 · 8 packets, the row in registers across the block. -----
+// Same single read as v2 for rows too long for one warp: the two reductions go warp shuffles -> 32 values in shared
+// memory -> warp shuffles (lab::block_reduce_*), two __syncthreads each instead of v1's ten. Each thread caches 8
+// packets and the block has as few threads as that allows (a multiple of 32): 256 at N = 8192 fp32 or 16384 fp16, so
+// several blocks (rows) share an SM and one block's loads overlap another's reductions. (A first version used
+// 1024-thread blocks with 8 values each: one block per SM, idle HBM during every reduction, and 0.57 of copy
+// bandwidth at M = 4096, N = 8192 fp32 on an H200.)
+// __launch_bounds__: a 1024-thread block (the longest rows) fails to launch if a thread uses more than
+// 65536 / 1024 = 64 registers, so ptxas must plan for it.
 constexpr int kMaxBlockThreads = 1024;
 
-template <typename T, int kPacks>
-__global__ void __launch_bounds__(kMaxBlockThreads) softmax_block_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t rows, int64_t cols,
-                                     bool vec) {
-  constexpr int kVec = lab::Packet<T>::kSize;
-  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
-    Chunk<T> v[kPacks];
-    float m = -INFINITY;
-#pragma unroll
-    for (int p = 0; p < kPacks; ++p) {
-      load_chunk(x + row * cols, threadIdx.x + p * static_cast<int64_t>(blockDim.x), cols, vec, v[p]);
-#pragma unroll
-      for (int k = 0; k < kVec; ++k) m = fmaxf(m, v[p][k]);
-    }
-    m = lab::block_reduce_max(m);
-    float s = 0.0f;
-#pragma unroll
-    for (int p = 0; p < kPacks; ++p)
-#pragma unroll
-      for (int k = 0; k < kVec; ++k) {
-        v[p][k] = __expf(v[p][k] - m);
-        s += v[p][k];
-      }
-    const float inv_sum = 1.0f / lab::block_reduce_sum(s);
-#pragma unroll
-    for (int p = 0; p < kPacks; ++p)
-      store_chunk(y + row * cols, threadIdx.x + p * static_cast<int64_t>(blockDim.x), cols, vec, v[p], inv_sum);
-  }
+template <typename T>
+__global__ void __launch_bounds__(kMaxBlockThreads) softmax_block_kernel(const T* __restrict__ x, T* __restrict__ y,
+                                                                         int64_t rows, int cols, bool vec) {
+  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x)
+    softmax_cached_row<BlockGroup, kCachedPacks>(x + row * cols, y + row * cols, cols, vec);
 }
 
-// ---- v4 online: rows too long for registers (N > 32768); one pass for max and sum together, one to write. ------
+// ---- v4 online: rows too long for registers; one pass for max and sum together, one to write. --------------------
 // Versus a v1-style max pass + sum pass: each thread keeps a running max m and a sum s of exp(x - m); when a new
-// chunk raises the max, s is rescaled by exp(m_old - m_new) (Milakov & Gimelshein 2018, "Online normalizer
+// step raises the max, s is rescaled by exp(m_old - m_new) (Milakov & Gimelshein 2018, "Online normalizer
 // calculation for softmax"). The row is read twice instead of three times, and the second read may hit L2.
-// Each thread first loads kUnroll chunks and only then updates its state, so kUnroll independent 16-byte loads
-// are in flight per thread: with one row per block and few rows, this is what keeps HBM busy.
+// Each step a thread loads kOnlineUnroll packets and only then updates its state, so kOnlineUnroll independent
+// 16-byte loads are in flight per thread; the write pass goes by the same steps.
 // Hazard: while a thread has seen only -inf, m_new = -inf and exp(m - m_new) = exp(-inf + inf) = NaN, so such a
-// chunk is skipped (s stays 0). Likewise when merging threads, a thread with m = -inf contributes 0, not NaN.
-// Limit: one block per row, so with fewer rows than SMs (M = 32, N = 262144) most of the GPU idles; the next
-// step would split each row over several blocks and merge their (m, s) pairs in a second kernel.
+// step is skipped (s stays 0). Likewise when merging threads, a thread with m = -inf contributes 0, not NaN.
+// Limit: one block per row, so with fewer rows than SMs most of the GPU would idle; the launcher sends such rows to
+// v5 instead.
 constexpr int kOnlineThreads = 1024;
 constexpr int kOnlineUnroll = 4;
 
 template <typename T>
-__global__ void __launch_bounds__(kOnlineThreads) softmax_online_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t rows, int64_t cols,
-                                      bool vec) {
-  constexpr int kVec = lab::Packet<T>::kSize;
-  const int64_t chunks = (cols + kVec - 1) / kVec;
+__global__ void __launch_bounds__(kOnlineThreads) softmax_online_kernel(const T* __restrict__ x, T* __restrict__ y,
+                                                                        int64_t rows, int64_t cols, bool vec) {
+  constexpr int64_t kStep = int64_t{kOnlineUnroll} * kOnlineThreads * lab::Packet<T>::kSize;  // elements
   for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
     const T* xr = x + row * cols;
     float m = -INFINITY, s = 0.0f;
-    for (int64_t c0 = threadIdx.x; c0 < chunks; c0 += kOnlineUnroll * kOnlineThreads) {
-      Chunk<T> v[kOnlineUnroll];
-      float m_new = m;
-#pragma unroll
-      for (int u = 0; u < kOnlineUnroll; ++u) load_chunk(xr, c0 + u * kOnlineThreads, cols, vec, v[u]);
-#pragma unroll
-      for (int u = 0; u < kOnlineUnroll; ++u)
-#pragma unroll
-        for (int k = 0; k < kVec; ++k) m_new = fmaxf(m_new, v[u][k]);
+    for (int64_t start = 0; start < cols; start += kStep) {
+      CachedRow<T, kOnlineUnroll> r;
+      r.load(xr + start, threadIdx.x, kOnlineThreads, static_cast<int>(min(cols - start, kStep)), vec);
+      const float m_new = fmaxf(m, r.max());
       if (m_new == -INFINITY) continue;  // only -inf so far: nothing to add, and rescaling would make NaN
-      s *= __expf(m - m_new);
-#pragma unroll
-      for (int u = 0; u < kOnlineUnroll; ++u)
-#pragma unroll
-        for (int k = 0; k < kVec; ++k) s += __expf(v[u][k] - m_new);
+      s = s * lab::fast_exp(m - m_new) + r.exp_sum(m_new);
       m = m_new;
     }
     // Merge the threads' (m, s): rescale every s to the row max, then sum.
     const float row_max = lab::block_reduce_max(m);
-    const float inv_sum = 1.0f / lab::block_reduce_sum(m == -INFINITY ? 0.0f : s * __expf(m - row_max));
-    for (int64_t c = threadIdx.x; c < chunks; c += kOnlineThreads) {
-      Chunk<T> v;
-      load_chunk(xr, c, cols, vec, v);
-#pragma unroll
-      for (int k = 0; k < kVec; ++k) v[k] = __expf(v[k] - row_max);
-      store_chunk(y + row * cols, c, cols, vec, v, inv_sum);
+    const float inv_sum = 1.0f / lab::block_reduce_sum(m == -INFINITY ? 0.0f : s * lab::fast_exp(m - row_max));
+    for (int64_t start = 0; start < cols; start += kStep) {
+      CachedRow<T, kOnlineUnroll> r;
+      const int left = static_cast<int>(min(cols - start, kStep));
+      r.load(xr + start, threadIdx.x, kOnlineThreads, left, vec);
+      r.store(y + row * cols + start, threadIdx.x, kOnlineThreads, left, vec, row_max, inv_sum);
     }
+  }
+}
+
+// ---- v5 split: rows too long for one block's registers and too few for v4 to fill the GPU (M = 32, N = 256K). ----
+// v4 runs one 1024-thread block per row, so M = 32 rows keep 32 of an H200's 132 SMs busy. Here each row is cut into
+// slices of 256 threads · 8 packets (32 KB), one block per slice, as many blocks as v3 would run for M · slices rows.
+// Kernel 1 caches its slice in registers as v3 does and writes the slice's (max, sum of exp(x - max)); kernel 2
+// reads the row's pairs, merges them as v4 merges its threads (each sum rescaled by exp(max - row max)), reads its
+// slice again and writes it. The second read comes from L2 when the input fits there (32 rows of 256K fp32 are
+// 32 MB; an H200's L2 holds 60 MB), so HBM still sees each element read once and written once; the cost is a
+// second launch. Hazard: a slice of nothing but -inf has max -inf; its sum is taken as 0, never exp(-inf + inf).
+constexpr int kSplitThreads = 256;
+
+template <typename T>
+constexpr int64_t split_slice_cols() {
+  return int64_t{kSplitThreads} * kCachedPacks * lab::Packet<T>::kSize;
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kSplitThreads) softmax_split_stats_kernel(const T* __restrict__ x,
+                                                                            float2* __restrict__ stats, int64_t rows,
+                                                                            int64_t cols, int64_t splits, bool vec) {
+  constexpr int64_t kSlice = split_slice_cols<T>();
+  for (int64_t item = blockIdx.x; item < rows * splits; item += gridDim.x) {  // item = row · splits + slice
+    const int64_t row = item / splits, start = item % splits * kSlice;
+    CachedRow<T, kCachedPacks> r;
+    r.load(x + row * cols + start, threadIdx.x, kSplitThreads, static_cast<int>(min(cols - start, kSlice)), vec);
+    const float m = lab::block_reduce_max(r.max());
+    const float s = m == -INFINITY ? 0.0f : lab::block_reduce_sum(r.exp_sum(m));  // m is the same in every thread
+    if (threadIdx.x == 0) stats[item] = make_float2(m, s);
+  }
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kSplitThreads) softmax_split_write_kernel(const T* __restrict__ x,
+                                                                            T* __restrict__ y,
+                                                                            const float2* __restrict__ stats,
+                                                                            int64_t rows, int64_t cols,
+                                                                            int64_t splits, bool vec) {
+  constexpr int64_t kSlice = split_slice_cols<T>();
+  for (int64_t item = blockIdx.x; item < rows * splits; item += gridDim.x) {
+    const int64_t row = item / splits, start = item % splits * kSlice;
+    const int left = static_cast<int>(min(cols - start, kSlice));
+    CachedRow<T, kCachedPacks> r;
+    r.load(x + row * cols + start, threadIdx.x, kSplitThreads, left, vec);  // first: in flight during the merge
+    const float2* row_stats = stats + row * splits;
+    float m = -INFINITY;
+    for (int64_t i = threadIdx.x; i < splits; i += kSplitThreads) m = fmaxf(m, row_stats[i].x);
+    const float row_max = lab::block_reduce_max(m);
+    float s = 0.0f;
+    for (int64_t i = threadIdx.x; i < splits; i += kSplitThreads) {
+      const float2 slice = row_stats[i];
+      if (slice.x != -INFINITY) s += slice.y * lab::fast_exp(slice.x - row_max);
+    }
+    r.store(y + row * cols + start, threadIdx.x, kSplitThreads, left, vec, row_max,
+            1.0f / lab::block_reduce_sum(s));
   }
 }
 
 // Calls body(std::integral_constant<int, K>{}) with K the smallest power of two >= needed, starting from kFirst and
 // capped at kLast (the caller makes sure kLast suffices). One kernel instantiation per K: the register cache
-// must have a compile-time size. (v2 only: a row of N <= 1024 in one warp wants the smallest cache that holds it.)
+// must have a compile-time size. (v2 only: a short row in one warp wants the smallest cache that holds it.)
 template <int kFirst, int kLast, typename Body>
 cudaError_t with_packs(int64_t needed, Body&& body) {
   if constexpr (kFirst < kLast) {
@@ -263,31 +372,51 @@ cudaError_t with_packs(int64_t needed, Body&& body) {
   return body(std::integral_constant<int, kFirst>{});
 }
 
+constexpr int packet_size(lab::DType dtype) { return dtype == lab::DType::f32 ? 4 : 8; }
+
+int64_t softmax_fast_splits(lab::DType dtype, int64_t rows, int64_t cols) {
+  const int64_t packets = (cols + packet_size(dtype) - 1) / packet_size(dtype);
+  if (packets <= int64_t{kMaxBlockThreads} * kCachedPacks) return 1;  // v2 or v3
+  const int sms = lab::sm_count();
+  if (rows >= 2 * int64_t{sms}) return 1;  // v4: at least two rows per SM
+  const int64_t slice_packets = int64_t{kSplitThreads} * kCachedPacks;
+  return (packets + slice_packets - 1) / slice_packets;  // v5
+}
+
 cudaError_t launch_softmax_fast(lab::DType dtype, const void* x, void* y, int64_t rows, int64_t cols,
-                                cudaStream_t stream) {
+                                void* workspace, cudaStream_t stream) {
+  const int64_t splits = softmax_fast_splits(dtype, rows, cols);
   return lab::dispatch_float_types(dtype, [&](auto tag) {
     using T = decltype(tag);
     constexpr int kVec = lab::Packet<T>::kSize;
-    constexpr int kMaxPacks = 32 / kVec;  // 32 cached fp32 values per thread: 8 packets of fp32, 4 of fp16/bf16
     const T* xt = static_cast<const T*>(x);
     T* yt = static_cast<T*>(y);
     const bool vec = lab::is_aligned16(x) && lab::is_aligned16(y) && cols % kVec == 0;
-    const int64_t chunks = (cols + kVec - 1) / kVec;
-    if (chunks <= 32 * kMaxPacks) {  // N <= 1024: v2
-      return with_packs<1, kMaxPacks>((chunks + 31) / 32, [&](auto packs) {
+    const int64_t packets = (cols + kVec - 1) / kVec;
+    if (packets <= 32 * kCachedPacks) {  // v2
+      return with_packs<1, kCachedPacks>((packets + 31) / 32, [&](auto packs) {
         constexpr int kPacks = decltype(packs)::value;
         const dim3 block(32, kWarpRowsPerBlock);
         const unsigned int grid = row_blocks((rows + kWarpRowsPerBlock - 1) / kWarpRowsPerBlock);
-        softmax_warp_kernel<T, kPacks><<<grid, block, 0, stream>>>(xt, yt, rows, cols, vec);
+        softmax_warp_kernel<T, kPacks><<<grid, block, 0, stream>>>(xt, yt, rows, static_cast<int>(cols), vec);
         return cudaGetLastError();
       });
     }
-    if (chunks <= kMaxBlockThreads * kMaxPacks) {  // N <= 32768: v3, kMaxPacks chunks per thread, fewest threads
-      const int threads = static_cast<int>(((chunks + kMaxPacks - 1) / kMaxPacks + 31) / 32 * 32);
-      softmax_block_kernel<T, kMaxPacks><<<row_blocks(rows), threads, 0, stream>>>(xt, yt, rows, cols, vec);
+    if (packets <= kMaxBlockThreads * kCachedPacks) {  // v3: kCachedPacks packets per thread, fewest threads
+      const int threads = static_cast<int>(((packets + kCachedPacks - 1) / kCachedPacks + 31) / 32 * 32);
+      softmax_block_kernel<T><<<row_blocks(rows), threads, 0, stream>>>(xt, yt, rows, static_cast<int>(cols), vec);
       return cudaGetLastError();
     }
-    softmax_online_kernel<T><<<row_blocks(rows), kOnlineThreads, 0, stream>>>(xt, yt, rows, cols, vec);  // v4
+    if (splits == 1) {
+      softmax_online_kernel<T><<<row_blocks(rows), kOnlineThreads, 0, stream>>>(xt, yt, rows, cols, vec);  // v4
+      return cudaGetLastError();
+    }
+    float2* stats = static_cast<float2*>(workspace);  // v5
+    softmax_split_stats_kernel<T><<<row_blocks(rows * splits), kSplitThreads, 0, stream>>>(xt, stats, rows, cols,
+                                                                                          splits, vec);
+    if (cudaError_t err = cudaGetLastError(); err != cudaSuccess) return err;
+    softmax_split_write_kernel<T><<<row_blocks(rows * splits), kSplitThreads, 0, stream>>>(xt, yt, stats, rows,
+                                                                                          cols, splits, vec);
     return cudaGetLastError();
   });
 }
@@ -296,10 +425,9 @@ cudaError_t launch_softmax_fast(lab::DType dtype, const void* x, void* y, int64_
 
 #include "lab_torch.h"
 
-using RowLauncher = cudaError_t (*)(lab::DType, const void* x, void* y, int64_t rows, int64_t cols,
-                                    cudaStream_t);
-
-at::Tensor softmax_rows(const at::Tensor& x, const char* impl, RowLauncher launch) {
+// launch(dtype, x, y) starts the kernels for a checked, non-empty x on the current device and stream.
+template <typename Launch>
+at::Tensor softmax_rows(const at::Tensor& x, const char* impl, Launch launch) {
   lab::check_cuda_input(x, "softmax", "x");
   LAB_CHECK(x.dim() == 2, "softmax: x has ", x.dim(), " dimensions (sizes ", x.sizes(),
             "); this kernel takes a 2-D (M, N) tensor and normalizes each row");
@@ -307,14 +435,26 @@ at::Tensor softmax_rows(const at::Tensor& x, const char* impl, RowLauncher launc
   at::Tensor y = at::empty_like(x);
   if (x.numel() == 0) return y;  // M = 0 or N = 0: nothing to do, and a zero-block grid is a launch error
   c10::cuda::CUDAGuard guard(x.device());
-  lab::check_launch(launch(dtype, x.const_data_ptr(), y.mutable_data_ptr(), x.size(0), x.size(1),
-                           lab::current_stream()),
-                    "softmax", impl);
+  lab::check_launch(launch(dtype, x, y), "softmax", impl);
   return y;
 }
 
-at::Tensor softmax_naive(const at::Tensor& x) { return softmax_rows(x, "naive", launch_softmax_naive); }
-at::Tensor softmax_fast(const at::Tensor& x) { return softmax_rows(x, "fast", launch_softmax_fast); }
+at::Tensor softmax_naive(const at::Tensor& x) {
+  return softmax_rows(x, "naive", [](lab::DType dtype, const at::Tensor& x, at::Tensor& y) {
+    return launch_softmax_naive(dtype, x.const_data_ptr(), y.mutable_data_ptr(), x.size(0), x.size(1),
+                                lab::current_stream());
+  });
+}
+
+at::Tensor softmax_fast(const at::Tensor& x) {
+  return softmax_rows(x, "fast", [](lab::DType dtype, const at::Tensor& x, at::Tensor& y) {
+    const int64_t rows = x.size(0), cols = x.size(1);
+    const int64_t splits = softmax_fast_splits(dtype, rows, cols);
+    at::Tensor stats = at::empty({splits > 1 ? rows * splits * 2 : 0}, x.options().dtype(at::kFloat));
+    return launch_softmax_fast(dtype, x.const_data_ptr(), y.mutable_data_ptr(), rows, cols,
+                               stats.mutable_data_ptr(), lab::current_stream());
+  });
+}
 
 TORCH_LIBRARY(lab_softmax, m) {
   m.def("naive(Tensor x) -> Tensor");
