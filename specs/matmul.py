@@ -74,7 +74,8 @@ OP = Op(
     dtypes=(torch.float32, torch.float16, torch.bfloat16),
     tolerances=tolerances,
     # The tensor-core kernels multiply fp16/bf16 only (fp32 would mean TF32); they refuse fp32 with a message.
-    unsupported_dtypes={"cuda:mma": (torch.float32,), "cuda:wgmma": (torch.float32,)},
+    unsupported_dtypes={"cuda:mma": (torch.float32,), "cuda:wgmma": (torch.float32,),
+                        "triton:persistent": (torch.float32,)},
     # wgmma, setmaxnreg and the sm_90a build exist on Hopper only; elsewhere the row is reported as skipped.
     requires_capability={"cuda:wgmma": (9, 0)},
     # A (M×K) has 2^31 + 2,097,152 elements, so a row offset row·K in 32-bit arithmetic would wrap; N = 8 keeps it to

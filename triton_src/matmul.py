@@ -1,12 +1,14 @@
 """Matrix multiply C = A @ B in Triton. Spec: specs/matmul.py. CUDA side: cuda_src/matmul.cu.
 
-A Triton program computes one BLOCK_M×BLOCK_N tile of C: it walks K in
+A Triton program computes one BLOCK_M×BLOCK_N tile of C (in triton:persistent, several in turn): it walks K in
 BLOCK_K steps, loads an A tile and a B tile as 2-D blocks, and multiplies them with tl.dot into an fp32 accumulator.
 What the CUDA side spells out by hand (shared-memory staging, ldmatrix, the mma instructions, the asynchronous copy
 pipeline) the compiler derives from tl.dot and num_stages: on Hopper it emits wgmma for fp16/bf16. fp32 inputs pass
 input_precision="ieee", so they are multiplied in true fp32 on the FMA units rather than rounded to TF32 (tl.dot's
 default on tensor-core GPUs).
 """
+import functools
+
 import torch
 import triton
 import triton.language as tl
@@ -95,8 +97,8 @@ def _configs_for_dtype(configs, named_args, **kwargs):
     return [c for c in configs if c in wanted]
 
 
-# The tile walk, the pointer-based K loop and the masked store are helpers, for the rows that run the same steps.
-# A @triton.jit helper is inlined where it is called, so this costs nothing.
+# The tile walk, the pointer-based K loop and the masked store are helpers: triton:persistent below runs the same
+# three steps for each of its tiles. A @triton.jit helper is inlined where it is called, so this costs nothing.
 @triton.jit
 def _grouped_tile(tile, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, GROUP_M: tl.constexpr):
     """Tile number -> (tile row, tile column) of C, in grouped order."""
@@ -155,3 +157,150 @@ def tuned(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
         matmul_tuned_kernel[grid](a, b, c, m, n, k, PRECISION=precision)
     return c
 
+
+# ---- persistent: one program per SM walks many tiles; A and B arrive by TMA; C leaves by TMA (Hopper). ---------
+# Against tuned (in the spirit of Triton's tutorial 09, persistent matmul):
+#  * Persistent grid. tuned launches one program per tile; here the grid is min(#SMs, #tiles) programs and program p
+#    computes tiles p, p + #SMs, p + 2·#SMs, ... in the same grouped order as tuned, so the programs in flight together
+#    still share A and B panels in L2. The point is less the saved launches than what the compiler can do with a
+#    loop over tiles: tl.range(..., flatten=True) fuses the tile loop and the K loop into one software-pipelined
+#    loop, so the copies for the next tile's first K steps are already in flight while this tile's epilogue converts
+#    and stores C. A one-tile program fills its pipeline from empty, and no tensor-core work hides its epilogue
+#    unless a second program shares the SM, which the 144 KB or more of shared memory a 128×256 tile takes rules out.
+#  * TMA (the Tensor Memory Accelerator). tuned's loads are per-thread addresses (64-bit offsets, wrap-around,
+#    masks) turned into cp.async copies that every thread issues. A tensor descriptor (built on the host here, see
+#    below) describes A, B and C to the hardware: one thread asks for a whole tile, the copy engine computes the
+#    addresses, writes the tile to shared memory in the swizzled layout that wgmma reads, and fills rows and columns
+#    past the edge of the matrix with zeros. The warps keep their registers and issue slots for wgmma (for 128×256×64
+#    tiles, 8 warps, ptxas for sm_90a gives this kernel 162 registers a thread and tuned's 211), and no edge
+#    handling is left in the kernel: a partial tile's missing rows load as zeros, and its store to C (also through a
+#    descriptor) drops them.
+#  * The C tile is staged in shared memory for the TMA store. SPLIT_EPILOGUE stores it as two BLOCK_M×BLOCK_N/2
+#    halves, which halves that staging buffer: 128×256×64 tiles then fit four pipeline stages in Hopper's 227 KB
+#    (4 × 48 KB of A and B + 32 KB of C).
+#  * Only fp16 and bf16. fp32 without TF32 runs on the FMA units (tl.dot with input_precision="ieee"), which are the
+#    bottleneck there: neither TMA (which feeds shared memory, not the FMA pipes' registers) nor the overlapped
+#    epilogue addresses that, so this row refuses fp32 (specs/matmul.py declares it) rather than duplicate tuned.
+#
+# Where TMA can't be used the same kernel takes its pointer path (TMA=False: tuned's wrapped pointer loads and
+# masked store, in the same persistent loop):
+#  * a row stride that is not a multiple of 16 bytes (K or N not a multiple of 8 for fp16/bf16) or a base address
+#    that is not 16-byte aligned (an offset view): TMA descriptors require both;
+#  * K = 0 (a descriptor can't describe an empty dimension; the pointer path stores the empty sum, zeros);
+#  * a GPU before Hopper (no TMA unit), or an older Triton without host-side descriptors.
+# API: triton.tools.tensor_descriptor.TensorDescriptor, the host-side descriptor, exists with the same constructor in
+# Triton 3.6 and 3.8. It needs no device allocator, unlike device-side tl.make_tensor_descriptor
+# (which needs triton.set_allocator). A descriptor's block shape is part of it, so each autotune config sets its own
+# in a pre_hook (_set_block_shapes), as the tutorial does. Triton's CPU interpreter runs host-side descriptors too,
+# zero fill included, so CI checks both paths: the spec's interpreter shapes all take the pointer path, and
+# tests/test_matmul_persistent.py adds shapes that take the TMA path (and checks which path each shape takes).
+try:
+    from triton.tools.tensor_descriptor import TensorDescriptor
+except ImportError:  # an older Triton: only the pointer path
+    TensorDescriptor = None
+
+
+def _set_block_shapes(nargs):
+    """Autotune pre_hook: the descriptors copy tiles of the config's block sizes (no descriptors: pointer path)."""
+    if nargs["a_desc"] is not None:
+        nargs["a_desc"].block_shape = [nargs["BLOCK_M"], nargs["BLOCK_K"]]
+        nargs["b_desc"].block_shape = [nargs["BLOCK_K"], nargs["BLOCK_N"]]
+        nargs["c_desc"].block_shape = [nargs["BLOCK_M"], nargs["BLOCK_N"] // (2 if nargs["SPLIT_EPILOGUE"] else 1)]
+
+
+def _persistent_config(block_m, block_n, block_k, warps, stages, split_epilogue):
+    return triton.Config({"BLOCK_M": block_m, "BLOCK_N": block_n, "BLOCK_K": block_k, "GROUP_M": 8,
+                          "SPLIT_EPILOGUE": split_epilogue}, num_warps=warps, num_stages=stages,
+                         pre_hook=_set_block_shapes)
+
+
+# Five configs, each compiled and timed per (M, N, K, dtype): 128×256 tiles need two warpgroups (8 warps) to hold
+# the fp32 accumulator in registers; 128×128 tiles try one and two.
+_PERSISTENT_CONFIGS = [
+    _persistent_config(128, 256, 64, warps=8, stages=3, split_epilogue=False),
+    _persistent_config(128, 256, 64, warps=8, stages=3, split_epilogue=True),
+    _persistent_config(128, 256, 64, warps=8, stages=4, split_epilogue=True),
+    _persistent_config(128, 128, 64, warps=4, stages=4, split_epilogue=False),
+    _persistent_config(128, 128, 64, warps=8, stages=4, split_epilogue=False),
+]
+
+
+def _configs_for_path(configs, named_args, **kwargs):
+    """The pointer path stores through pointers: SPLIT_EPILOGUE would only compile the same kernel again."""
+    return configs if kwargs["TMA"] else [c for c in configs if not c.kwargs["SPLIT_EPILOGUE"]]
+
+
+# The tensors are passed on the TMA path too: the autotuner keys its cache on the dtypes of the arguments that have
+# one (descriptors have none), so fp16 and bf16 are tuned separately.
+@triton.autotune(configs=_PERSISTENT_CONFIGS, key=["M", "N", "K", "TMA"],
+                 prune_configs_by={"early_config_prune": _configs_for_path})
+@triton.jit
+def matmul_persistent_kernel(a_ptr, b_ptr, c_ptr, a_desc, b_desc, c_desc, M, N, K, PRECISION: tl.constexpr,
+                             TMA: tl.constexpr, NUM_SMS: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                             BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr, SPLIT_EPILOGUE: tl.constexpr):
+    tiles = tl.cdiv(M, BLOCK_M) * tl.cdiv(N, BLOCK_N)
+    # The epilogue finds its tile from a counter of its own instead of reusing pid_m/pid_n from the top of the
+    # iteration: in the flattened, pipelined loop the epilogue runs in a later stage than the loads (the tutorial
+    # does the same, to work around a pipeliner limitation).
+    stored = tl.program_id(0) - NUM_SMS
+    for tile in tl.range(tl.program_id(0), tiles, NUM_SMS, flatten=True):
+        pid_m, pid_n = _grouped_tile(tile, M, N, BLOCK_M, BLOCK_N, GROUP_M)
+        if TMA:
+            acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+            for k0 in range(0, K, BLOCK_K):
+                a = a_desc.load([pid_m * BLOCK_M, k0])
+                b = b_desc.load([k0, pid_n * BLOCK_N])
+                acc = tl.dot(a, b, acc, input_precision=PRECISION)
+        else:
+            acc = _tile_dot(a_ptr, b_ptr, M, N, K, pid_m, pid_n, PRECISION, BLOCK_M, BLOCK_N, BLOCK_K)
+
+        stored += NUM_SMS
+        pid_m, pid_n = _grouped_tile(stored, M, N, BLOCK_M, BLOCK_N, GROUP_M)
+        if TMA:
+            if SPLIT_EPILOGUE:
+                left, right = tl.split(tl.permute(tl.reshape(acc, (BLOCK_M, 2, BLOCK_N // 2)), (0, 2, 1)))
+                c_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N], left.to(c_ptr.dtype.element_ty))
+                c_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N + BLOCK_N // 2], right.to(c_ptr.dtype.element_ty))
+            else:
+                c_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N], acc.to(c_ptr.dtype.element_ty))
+        else:
+            _store_tile(c_ptr, acc, M, N, pid_m, pid_n, BLOCK_M, BLOCK_N)
+
+
+# Under the interpreter (CPU tensors) there are no SMs to count; 4 programs make the small test shapes with more than
+# four tiles walk several tiles per program.
+_INTERPRETER_SMS = 4
+
+
+@functools.cache
+def _sm_count(device: torch.device) -> int:
+    return torch.cuda.get_device_properties(device).multi_processor_count if device.type == "cuda" else _INTERPRETER_SMS
+
+
+def _uses_tma(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> bool:
+    """Whether the descriptors can describe these tensors (see the list above); otherwise the pointer path."""
+    if TensorDescriptor is None or a.shape[1] == 0:
+        return False
+    if a.is_cuda and torch.cuda.get_device_capability(a.device)[0] < 9:
+        return False
+    return all(t.data_ptr() % 16 == 0 and t.stride(0) * t.element_size() % 16 == 0 for t in (a, b, c))
+
+
+def _descriptor(t: torch.Tensor):
+    # A placeholder block shape: the config's pre_hook sets the real one before every launch.
+    return TensorDescriptor(t, list(t.shape), list(t.stride()), [1, 1])
+
+
+@variant("persistent")
+def persistent(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    m, n, k, c, precision = _prepare("matmul:persistent", a, b)
+    if m and n:
+        # fp32 is refused here, after the checks every row makes (a non-contiguous view or mismatched shapes are
+        # reported as such) and after an empty C, which needs no kernel and comes back empty as from every row.
+        check_inputs("matmul:persistent", ("a", a), dtypes=(torch.float16, torch.bfloat16))
+        tma = _uses_tma(a, b, c)
+        descs = (_descriptor(a), _descriptor(b), _descriptor(c)) if tma else (None, None, None)
+        sms = _sm_count(a.device)
+        grid = lambda meta: (min(sms, triton.cdiv(m, meta["BLOCK_M"]) * triton.cdiv(n, meta["BLOCK_N"])),)  # noqa: E731
+        matmul_persistent_kernel[grid](a, b, c, *descs, m, n, k, PRECISION=precision, TMA=tma, NUM_SMS=sms)
+    return c
