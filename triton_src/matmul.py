@@ -166,7 +166,8 @@ def tuned(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 #    loop over tiles: tl.range(..., flatten=True) fuses the tile loop and the K loop into one software-pipelined
 #    loop, so the copies for the next tile's first K steps are already in flight while this tile's epilogue converts
 #    and stores C. A one-tile program fills its pipeline from empty, and no tensor-core work hides its epilogue
-#    unless a second program shares the SM, which the 144 KB or more of shared memory a 128×256 tile takes rules out.
+#    unless a second program shares the SM, which tuned's 128×256×64 and 128×128×64 tiles rule out (128 KB or more
+#    of shared memory each).
 #  * TMA (the Tensor Memory Accelerator). tuned's loads are per-thread addresses (64-bit offsets, wrap-around,
 #    masks) turned into cp.async copies that every thread issues. A tensor descriptor (built on the host here, see
 #    below) describes A, B and C to the hardware: one thread asks for a whole tile, the copy engine computes the
@@ -240,8 +241,9 @@ def matmul_persistent_kernel(a_ptr, b_ptr, c_ptr, a_desc, b_desc, c_desc, M, N, 
                              BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr, SPLIT_EPILOGUE: tl.constexpr):
     tiles = tl.cdiv(M, BLOCK_M) * tl.cdiv(N, BLOCK_N)
     # The epilogue finds its tile from a counter of its own instead of reusing pid_m/pid_n from the top of the
-    # iteration: in the flattened, pipelined loop the epilogue runs in a later stage than the loads (the tutorial
-    # does the same, to work around a pipeliner limitation).
+    # iteration, as Triton's tutorial does: in the flattened, pipelined loop the epilogue runs in a later stage than
+    # the loads, and the tutorial reports a pipelining bug (on Blackwell) with a value used in both. It costs a few
+    # integer operations per tile.
     stored = tl.program_id(0) - NUM_SMS
     for tile in tl.range(tl.program_id(0), tiles, NUM_SMS, flatten=True):
         pid_m, pid_n = _grouped_tile(tile, M, N, BLOCK_M, BLOCK_N, GROUP_M)
