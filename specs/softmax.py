@@ -59,18 +59,23 @@ OP = Op(
     torch_eager=torch_eager,
     bytes_moved=lambda shape, dtype: 2 * math.prod(shape) * dtype.itemsize,
     flops=lambda shape: 5 * math.prod(shape),  # max, subtract, exp, sum, scale
-    # The special inputs run on the first three shapes, chosen so that they reach every code path: N = 1000 (a
-    # warp per row / several rows per program), 12000 (a block per row, whole row in registers) and 40000 (the
-    # online kernels). Then N = 1, odd N (scalar fallbacks), the edges of each path (1024, 32768, 32769), N past
-    # triton:basic's limit (65536), and a long row. (M, 1) with M > 1 is left out: every output is exactly 1, so
-    # the checker rightly refuses it as a case a constant output would pass.
-    check_shapes=[(33, 1000), (48, 12000), (3, 40000), (1, 1), (7, 3), (5, 127), (1024, 1024), (64, 4097),
-                  (16, 32768), (3, 32769), (8, 70000), (4, 262144)],
+    # The special inputs (and the non-contiguous view, on the second and third) run on the first three shapes, chosen
+    # for the paths where -inf and huge values are hazards: N = 12000 (a block per row, whole row in registers; the
+    # warp-per-row path shares its per-element code), then rows too long to hold whole: 3 of them (too few to fill
+    # the GPU: several blocks or programs per row, whose per-slice maxima may be -inf) and 300 (one block or program
+    # per row, the online kernels; M = 300 is past two rows per SM on 132 to 148 SMs). N > 65536 reaches those paths
+    # for fp16/bf16 in CUDA too, which holds twice as many 16-bit elements in registers. Then N = 1000 (a warp per
+    # row / several rows per program), N = 1, odd N (scalar fallbacks), the edges of each path (1024, 32768, 32769),
+    # 40000, N past triton:basic's limit (70000), and a long row. (M, 1) with M > 1 is left out: every output is
+    # exactly 1, so the checker rightly refuses it as a case a constant output would pass.
+    check_shapes=[(48, 12000), (3, 70000), (300, 65600), (33, 1000), (1, 1), (7, 3), (5, 127), (1024, 1024),
+                  (64, 4097), (16, 32768), (3, 32769), (3, 40000), (8, 70000), (4, 262144)],
     bench_shapes=[(4096, 256), (4096, 1024), (4096, 4096), (4096, 8192), (4096, 16384), (4096, 32768),
                   (32, 262144)],
     quick_bench_shapes=[(4096, 1024), (32, 262144)],
-    # Same paths, smaller: several rows per program, the online loop (N = 40000), one row per program (N = 5000).
-    interpret_shapes=[(5, 127), (3, 40000), (2, 5000), (1, 1), (4, 300)],
+    # Same paths, smaller: several rows per program, then N = 40000 split over programs (the interpreter counts as
+    # two SMs: M <= 3) and online (M = 4), one row per program (N = 5000).
+    interpret_shapes=[(5, 127), (3, 40000), (4, 40000), (2, 5000), (1, 1), (4, 300)],
     special_inputs={"large magnitudes": large_magnitudes, "with -inf": with_neg_inf},
     # 2^31 + 1024 elements in rows that every implementation takes (N <= 65536): row · N overflows 32 bits.
     index_overflow_shape=(2**21 + 1, 1024),

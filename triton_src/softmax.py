@@ -47,14 +47,23 @@ def basic(x: torch.Tensor) -> torch.Tensor:
     return y
 
 
-# ---- tuned: the block shape and warps chosen by N, and an online loop for rows too long to hold. ------------------
-# Short rows (N <= 1024): one row per program would leave most of a 4-warp program idle at N = 256 and launch M
-# tiny programs, so a program takes ROWS rows as a 2-D [ROWS, BLOCK] tile (about 2048 elements) and reduces along
-# axis 1. This is CUDA's v2 (a warp per row, several rows per block) without writing the warp mapping.
-# Medium rows (N <= 32768): one row per program as in basic, but with warps scaled to the row (8 to 32) so each
-# thread holds at most 32 values and nothing spills.
+# ---- tuned: the tile and warps chosen from N and the element size, and two kernels for rows too long to hold. ------
+# Every program holds its rows whole in registers, widened to fp32 whatever the input dtype, so what a program
+# can hold is counted in values per thread, and what keeps HBM busy is counted in bytes. Two rules:
+# - A tile of at least TILE_BYTES (8 KB): short rows (up to 2048 fp32 or 4096 fp16/bf16 elements) go several to a
+#   program as a 2-D [ROWS, BLOCK] tile reduced along axis 1 (CUDA's v2, a warp per row and several rows per block,
+#   without writing the warp mapping). At M = 4096, N = 256 fp16 that is 16 rows and 8 KB a program.
+# - VALUES_PER_THREAD (32) values per thread: warps = tile / (32 · 32), from 4 to 32. Each thread then issues 8
+#   16-byte loads (fp32) or 4 (fp16/bf16) at once, and a program of up to 16 warps leaves room for two or more on
+#   an SM, so one program's loads overlap another's reductions. The first version scaled warps with N alone, 8
+#   values per thread from N = 2048 on: a single 16-byte load per thread for fp16, and at M = 4096, N = 4096-8192
+#   fp16 it was slower than basic's 4 warps (0.61 and 0.57 of copy bandwidth against 0.74 and 0.79 on an H200,
+#   measured before this change).
+# At equal values per thread an fp16 program keeps half the bytes of an fp32 one in flight: Triton widens on load
+# and keeps the fp32 values (then their exponentials) live, where CUDA's v2-v5 keep 16-bit packets as loaded.
 MAX_CACHED_COLS = 32768
-TILE_ELEMENTS = 2048
+TILE_BYTES = 8192
+VALUES_PER_THREAD = 32
 
 
 @triton.jit
@@ -79,10 +88,11 @@ def softmax_rows_kernel(x_ptr, y_ptr, n_rows, n_cols, ROWS: tl.constexpr, BLOCK:
 # m at the most negative finite float instead makes d -inf (e = 0, nothing added) for -inf inputs and huge (e = 0,
 # s restarts at 1) for the first finite one, so no special case is needed, in the loop or in the final merge where
 # such a lane has s = 0. (CUDA's v4 tests for -inf explicitly instead.)
-# Like CUDA's v4 this is one program per row, so at M = 32 most SMs idle, and each busy SM holds one program: the
-# slice width alone sets how many bytes are in flight. 8192 over 16 warps is 16 values per thread per slice and
-# twice the bytes of 4096 over 8 warps (which reached only 0.09 of copy bandwidth at M = 32, N = 256K fp32 on an
-# H200); wider would need more than 64K registers for m, s and x.
+# Like CUDA's v4 this is one program per row, and each busy SM holds one program: the slice width alone sets how
+# many bytes are in flight. 8192 over 16 warps is 16 values per thread per slice and twice the bytes of 4096 over
+# 8 warps (which reached only 0.09 of copy bandwidth at M = 32, N = 256K fp32 on an H200); wider would need more
+# than 64K registers for m, s and x. It takes long rows only when there are enough of them to fill the GPU (two
+# per SM); fewer take the split kernels below.
 ONLINE_BLOCK = 8192
 ONLINE_WARPS = 16
 LOWEST_F32 = tl.constexpr(-3.4028234663852886e38)
@@ -109,6 +119,58 @@ def softmax_online_kernel(x_ptr, y_ptr, n_cols, BLOCK: tl.constexpr):
         tl.store(y_row + start + cols, (tl.exp(x - row_max) * inv_sum).to(y_ptr.dtype.element_ty), mask=mask)
 
 
+# Long rows, few of them (M = 32, N = 256K): one program per row would keep 32 of an H200's 132 SMs busy. Instead
+# each row is cut into slices of SPLIT_BYTES (32 KB), one program per slice. Kernel 1 holds its slice and writes
+# the slice's max and sum of exp(x - max); kernel 2 merges the row's pairs (each sum rescaled by
+# exp(max - row max), as the online kernel merges its lanes), reads its slice again and writes it. The second read
+# comes from L2 when the input fits there (32 rows of 256K fp32 are 32 MB; an H200's L2 holds 60 MB), so HBM still
+# sees each element read once and written once; the cost is a second launch. Same design as CUDA's v5.
+# Hazard: a slice of nothing but -inf has max -inf, and exp(x - max) would be NaN; its exponentials are taken
+# against 0 instead, which makes them exp(-inf) = 0 and its sum 0, and exp(-inf - row max) = 0 drops it from the
+# merge. (Only a row of nothing but -inf gives NaN, as in the reference.)
+# Rows of more than MAX_SPLITS slices (8M fp32 elements) take the online kernel: kernel 2 reads all of a row's pairs
+# as one block.
+SPLIT_BYTES = 32768
+MAX_SPLITS = 1024
+
+
+@triton.jit
+def softmax_split_stats_kernel(x_ptr, max_ptr, sum_ptr, n_cols, n_splits, BLOCK: tl.constexpr):
+    split, row = tl.program_id(0), tl.program_id(1).to(tl.int64)
+    cols = split.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * n_cols + cols, mask=cols < n_cols, other=NEG_INF).to(tl.float32)
+    m = tl.max(x, axis=0)
+    s = tl.sum(tl.exp(x - tl.where(m == NEG_INF, 0.0, m)), axis=0)  # an all -inf slice: exp(-inf) = 0, s = 0
+    tl.store(max_ptr + row * n_splits + split, m)
+    tl.store(sum_ptr + row * n_splits + split, s)
+
+
+@triton.jit
+def softmax_split_write_kernel(x_ptr, y_ptr, max_ptr, sum_ptr, n_cols, n_splits, BLOCK: tl.constexpr,
+                               SPLITS: tl.constexpr):
+    split, row = tl.program_id(0), tl.program_id(1).to(tl.int64)
+    cols = split.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    x = tl.load(x_ptr + row * n_cols + cols, mask=mask, other=NEG_INF).to(tl.float32)
+    parts = tl.arange(0, SPLITS)
+    part_max = tl.load(max_ptr + row * n_splits + parts, mask=parts < n_splits, other=NEG_INF)
+    part_sum = tl.load(sum_ptr + row * n_splits + parts, mask=parts < n_splits, other=0.0)
+    row_max = tl.max(part_max, axis=0)
+    total = tl.sum(part_sum * tl.exp(part_max - row_max), axis=0)  # a -inf part_max (s = 0) adds 0
+    y = tl.exp(x - row_max) * (1.0 / total)
+    tl.store(y_ptr + row * n_cols + cols, y.to(y_ptr.dtype.element_ty), mask=mask)
+
+
+def _warps(elements: int) -> int:
+    return min(32, max(4, elements // (32 * VALUES_PER_THREAD)))
+
+
+def _sm_count(device: torch.device) -> int:
+    # The interpreter has no SMs; counting two sends M <= 3 to the split kernels and M >= 4 to the online one, so
+    # the CPU tests run both (the spec's interpret_shapes).
+    return torch.cuda.get_device_properties(device).multi_processor_count if device.type == "cuda" else 2
+
+
 @variant("tuned")
 def tuned(x: torch.Tensor) -> torch.Tensor:
     check_inputs("softmax", ("x", x), ndim=2)
@@ -116,12 +178,21 @@ def tuned(x: torch.Tensor) -> torch.Tensor:
     y = torch.empty_like(x)
     if x.numel() == 0:
         return y
-    if n_cols > MAX_CACHED_COLS:
+    if n_cols <= MAX_CACHED_COLS:
+        block = triton.next_power_of_2(n_cols)
+        rows = max(1, TILE_BYTES // (block * x.element_size()))
+        softmax_rows_kernel[(triton.cdiv(n_rows, rows),)](x, y, n_rows, n_cols, ROWS=rows, BLOCK=block,
+                                                          num_warps=_warps(rows * block))
+        return y
+    block = SPLIT_BYTES // x.element_size()
+    splits = triton.cdiv(n_cols, block)
+    if n_rows >= 2 * _sm_count(x.device) or splits > MAX_SPLITS:
         softmax_online_kernel[(n_rows,)](x, y, n_cols, BLOCK=ONLINE_BLOCK, num_warps=ONLINE_WARPS)
         return y
-    block = triton.next_power_of_2(n_cols)
-    rows = max(1, TILE_ELEMENTS // block)  # 1 from N = 2048 on
-    warps = min(32, max(4, block // 256))  # 4 warps up to N = 1024, then 8 values per thread up to 32 warps
-    softmax_rows_kernel[(triton.cdiv(n_rows, rows),)](x, y, n_rows, n_cols, ROWS=rows, BLOCK=block,
-                                                      num_warps=warps)
+    part_max = torch.empty((n_rows, splits), device=x.device, dtype=torch.float32)
+    part_sum = torch.empty_like(part_max)
+    grid = (splits, n_rows)
+    softmax_split_stats_kernel[grid](x, part_max, part_sum, n_cols, splits, BLOCK=block, num_warps=_warps(block))
+    softmax_split_write_kernel[grid](x, y, part_max, part_sum, n_cols, splits, BLOCK=block,
+                                     SPLITS=triton.next_power_of_2(splits), num_warps=_warps(block))
     return y
