@@ -450,9 +450,10 @@ at::Tensor softmax_fast(const at::Tensor& x) {
   return softmax_rows(x, "fast", [](lab::DType dtype, const at::Tensor& x, at::Tensor& y) {
     const int64_t rows = x.size(0), cols = x.size(1);
     const int64_t splits = softmax_fast_splits(dtype, rows, cols);
-    at::Tensor stats = at::empty({splits > 1 ? rows * splits * 2 : 0}, x.options().dtype(at::kFloat));
+    at::Tensor stats;  // v5's (max, sum) per row slice
+    if (splits > 1) stats = at::empty({rows * splits * 2}, x.options().dtype(at::kFloat));
     return launch_softmax_fast(dtype, x.const_data_ptr(), y.mutable_data_ptr(), rows, cols,
-                               stats.mutable_data_ptr(), lab::current_stream());
+                               stats.defined() ? stats.mutable_data_ptr() : nullptr, lab::current_stream());
   });
 }
 
