@@ -9,8 +9,10 @@ from compare import build, check, discover, env, runner
 
 OPS = [discover.load_op(n) for n in discover.op_names()]
 GPU = torch.cuda.is_available()
+CAPABILITY = torch.cuda.get_device_capability() if GPU else None
 ROWS = [(op, impl) for op in OPS for impl in discover.implementations(op)
-        if impl.backend == "triton" or (impl.backend == "cuda" and GPU)]
+        if (impl.backend == "triton" or (impl.backend == "cuda" and GPU))
+        and op.unavailable_reason(impl.name, CAPABILITY) is None]
 IDS = [f"{op.name}-{impl.name}" for op, impl in ROWS]
 
 
@@ -34,6 +36,11 @@ def device():
 def inputs_for(op, shape, dtype=torch.float32, dev=None):
     gen = torch.Generator(device=dev or device()).manual_seed(0)
     return op.make_inputs(shape, dtype, dev or device(), gen)
+
+
+def row_dtype(op, impl):
+    """float32 where the row takes it, else its first dtype (tensor-core rows refuse fp32 by design)."""
+    return next(d for d in (torch.float32, *op.dtypes) if d not in op.unsupported_dtypes.get(impl.name, ()))
 
 
 def small_shape(op):
@@ -95,7 +102,7 @@ def test_mixed_dtypes_are_rejected(op, impl, loaded):
 @pytest.mark.parametrize("op,impl", ROWS, ids=IDS)
 def test_empty_tensors_give_empty_results(op, impl, loaded):
     shape = (0,) + tuple(small_shape(op)[1:])
-    args = inputs_for(op, shape)
+    args = inputs_for(op, shape, row_dtype(op, impl))
     out = loaded[(op.name, impl.name)](*args)
     if GPU:
         torch.cuda.synchronize()
@@ -105,7 +112,7 @@ def test_empty_tensors_give_empty_results(op, impl, loaded):
 
 @pytest.mark.parametrize("op,impl", ROWS, ids=IDS)
 def test_non_contiguous_inputs_are_handled_or_refused(op, impl, loaded):
-    r = check.check_case(op, impl.name, loaded[(op.name, impl.name)], torch.float32, small_shape(op), device(),
+    r = check.check_case(op, impl.name, loaded[(op.name, impl.name)], row_dtype(op, impl), small_shape(op), device(),
                          seed=0, inputs_name=check.NON_CONTIGUOUS)
     assert r.ok, r.message
 
