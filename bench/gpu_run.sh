@@ -2,10 +2,14 @@
 # What needs the GPU, in one command:
 #   bench/gpu_run.sh tests            the GPU-marked tests
 #   bench/gpu_run.sh OP... [OPTIONS]  the full comparison of those ops (or `all`)
-#   bench/gpu_run.sh --background OP... [OPTIONS]
-#                                     the same, detached (setsid), for runs longer than one command may last;
+#   bench/gpu_run.sh --background 'OP... [OPTIONS]' ['OP... [OPTIONS]' ...]
+#                                     one or more comparisons, one after another, detached (setsid), for work longer
+#                                     than one command may last; each writes to gpu-out/background/results/<gpu>/
+#                                     (outside the tracked tree, which each new command re-copies over results/)
+#                                     unless its options name --out (a path under gpu-out/background/results/)
 #   bench/gpu_run.sh --wait           then, in the next commands (while the machine is still held): wait up to
-#                                     9 minutes for it, and when it has finished, collect its results
+#                                     9 minutes, then collect whatever has been written so far (the log says
+#                                     whether every run has finished)
 # Logs and a tarball of results/ go to $OUT (default ./gpu-out), from where the results are unpacked into the
 # repository and committed. Where the tree is a copy without .git, set LAB_GIT_REVISION to its commit so the
 # reports name it.
@@ -29,21 +33,28 @@ case "${1:-}" in
   --background)
     shift
     mkdir -p "$JOB"
-    rm -f "$JOB/done"
-    setsid bash -c 'start=$(date +%s); python3 -m compare "$@" > "'"$JOB"'/compare.log" 2>&1;
-      echo "compare exit: $? after $(( $(date +%s) - start )) s" >> "'"$JOB"'/compare.log"; touch "'"$JOB"'/done"' \
-      _ "${@:-all}" < /dev/null > /dev/null 2>&1 &
-    echo "started python3 -m compare ${*:-all} in the background; follow with: bench/gpu_run.sh --wait"
+    rm -rf "$JOB/done" "$JOB/results" "$JOB/compare.log"
+    gpu=$(python3 -c "from compare import env; print(env.gpu_slug())")
+    printf '%s\n' "$@" > "$JOB/runs"
+    # Word splitting of each line is wanted: a line is one command line of options.
+    setsid bash -c 'while read -r run; do
+        case " $run " in *" --out "*) out=() ;; *) out=(--out "'"$JOB"'/results/'"$gpu"'") ;; esac
+        start=$(date +%s); echo "== python3 -m compare $run ${out[*]}" >> "'"$JOB"'/compare.log"
+        python3 -m compare $run "${out[@]}" >> "'"$JOB"'/compare.log" 2>&1
+        echo "compare exit: $? after $(( $(date +%s) - start )) s" >> "'"$JOB"'/compare.log"
+      done < "'"$JOB"'/runs"; touch "'"$JOB"'/done"' < /dev/null > /dev/null 2>&1 &
+    echo "started in the background: $*; follow with: bench/gpu_run.sh --wait"
     ;;
   --wait)
     for _ in $(seq 108); do [ -e "$JOB/done" ] && break; sleep 5; done
     cp "$JOB/compare.log" "$OUT/compare.log" 2>/dev/null
+    [ -d "$JOB/results" ] && tar czf "$OUT/results.tgz" -C "$JOB" results
+    grep "compare exit" "$JOB/compare.log"
     if [ -e "$JOB/done" ]; then
-      tail -n 3 "$OUT/compare.log"
-      collect
+      echo "all runs finished"
     else
       echo "still running; call bench/gpu_run.sh --wait again within 30 s (the machine goes back when idle)"
-      tail -n 5 "$OUT/compare.log"
+      tail -n 3 "$JOB/compare.log"
     fi
     ;;
   *)
