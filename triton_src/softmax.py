@@ -53,22 +53,29 @@ def basic(x: torch.Tensor) -> torch.Tensor:
 # - A tile of at least TILE_BYTES (8 KB): short rows (up to 2048 fp32 or 4096 fp16/bf16 elements) go several to a
 #   program as a 2-D [ROWS, BLOCK] tile reduced along axis 1 (CUDA's v2, a warp per row and several rows per block,
 #   without writing the warp mapping). At M = 4096, N = 256 fp16 that is 16 rows and 8 KB a program.
-# - VALUES_PER_THREAD (32) values per thread: warps = tile / (32 · 32), from 4 to 32. Each thread then issues 8
-#   16-byte loads (fp32) or 4 (fp16/bf16) at once, and a program of up to 16 warps leaves room for two or more on
-#   an SM, so one program's loads overlap another's reductions. The first version scaled warps with N alone, 8
-#   values per thread from N = 2048 on: a single 16-byte load per thread for fp16, and at M = 4096, N = 4096-8192
-#   fp16 it was slower than basic's 4 warps (0.61 and 0.57 of copy bandwidth against 0.74 and 0.79 on an H200,
-#   measured before this change).
+# - Warps per program measured, not guessed: the kernel is autotuned over 4, 8, 16 and 32 warps, keyed on (M, N)
+#   and the dtype, so each shape keeps the fastest (a program of up to 16 warps leaves room for two or more on an SM,
+#   so one program's loads overlap another's reductions; 32 warps hold more bytes in flight per row). Two fixed
+#   rules came before it, and each lost a shape on an H200: warps scaled with N alone gave fp16 a single 16-byte
+#   load per thread and 0.61 / 0.57 of copy bandwidth at N = 4K / 8K (basic's 4 warps: 0.74 / 0.79); 32 values per
+#   thread fixed that but dropped fp32 N = 16K from 0.95 to 0.85 (16 warps where 32 had been faster).
 # At equal values per thread an fp16 program keeps half the bytes of an fp32 one in flight: Triton widens on load
 # and keeps the fp32 values (then their exponentials) live, where CUDA's v2-v5 keep 16-bit packets as loaded.
-# Measured after it (H200, M = 4096, N = 4K / 8K / 16K / 32K): fp32 0.87 / 0.91 / 0.85 / 0.96 of copy bandwidth,
-# fp16 0.75 / 0.83 / 0.83 / 0.75; M = 32, N = 256K with the split kernels: 0.49 fp32, 0.39 fp16 (0.16 / 0.12 before).
-# fp32 N = 16K fell from 0.95 (32 warps × 16 values) to 0.85 (16 × 32): one rule for every N costs that shape.
 MAX_CACHED_COLS = 32768
 TILE_BYTES = 8192
-VALUES_PER_THREAD = 32
+VALUES_PER_THREAD = 32  # the split kernels' warps (below): 32 values per thread per slice
 
 
+def _warps_worth_trying(configs, named_args, **kwargs):
+    """Drops warp counts that would give a thread more than 64 cached values (register spills; slow to compile, never
+    the fastest) or fewer than 4 (idle lanes)."""
+    tile = kwargs["ROWS"] * kwargs["BLOCK"]
+    kept = [c for c in configs if 4 <= tile // (32 * c.num_warps) <= 64]
+    return kept or configs[-1:]
+
+
+@triton.autotune(configs=[triton.Config({}, num_warps=w) for w in (4, 8, 16, 32)], key=["n_rows", "n_cols"],
+                 prune_configs_by={"early_config_prune": _warps_worth_trying})
 @triton.jit
 def softmax_rows_kernel(x_ptr, y_ptr, n_rows, n_cols, ROWS: tl.constexpr, BLOCK: tl.constexpr):
     rows = tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS)
@@ -184,8 +191,7 @@ def tuned(x: torch.Tensor) -> torch.Tensor:
     if n_cols <= MAX_CACHED_COLS:
         block = triton.next_power_of_2(n_cols)
         rows = max(1, TILE_BYTES // (block * x.element_size()))
-        softmax_rows_kernel[(triton.cdiv(n_rows, rows),)](x, y, n_rows, n_cols, ROWS=rows, BLOCK=block,
-                                                          num_warps=_warps(rows * block))
+        softmax_rows_kernel[(triton.cdiv(n_rows, rows),)](x, y, n_rows, n_cols, ROWS=rows, BLOCK=block)
         return y
     block = SPLIT_BYTES // x.element_size()
     splits = triton.cdiv(n_cols, block)
