@@ -59,6 +59,8 @@ def basic(x: torch.Tensor) -> torch.Tensor:
 #   rules came before it, and each lost a shape on an H200: warps scaled with N alone gave fp16 a single 16-byte
 #   load per thread and 0.61 / 0.57 of copy bandwidth at N = 4K / 8K (basic's 4 warps: 0.74 / 0.79); 32 values per
 #   thread fixed that but dropped fp32 N = 16K from 0.95 to 0.85 (16 warps where 32 had been faster).
+# Measured (H200, M = 4096, N = 4K / 8K / 16K / 32K, fraction of copy bandwidth): fp32 0.86 / 0.91 / 0.95 / 0.96,
+# fp16 0.72 / 0.83 / 0.84 / 0.77; M = 32, N = 256K (split kernels): 0.49 fp32, 0.39 fp16 (online kernel: 0.16 / 0.12).
 # At equal values per thread an fp16 program keeps half the bytes of an fp32 one in flight: Triton widens on load
 # and keeps the fp32 values (then their exponentials) live, where CUDA's v2-v5 keep 16-bit packets as loaded.
 MAX_CACHED_COLS = 32768
