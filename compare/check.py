@@ -57,6 +57,21 @@ def dtype_name(dtype: torch.dtype) -> str:
     return str(dtype).removeprefix("torch.")
 
 
+def where_wrong(bad: torch.Tensor) -> str:
+    """Where the wrong outputs lie, in the terms a kernel bug leaves behind: which rows (leading index) for a matrix,
+    which index range for a vector. "rows 2048-4095 of 4096" reads as a kernel that skipped half the rows, "indices
+    996-999" as an unwritten tail."""
+    if bad.dim() == 0 or not bool(bad.any()):
+        return ""
+    lines = bad.reshape(bad.shape[0], -1).any(dim=1) if bad.dim() > 1 else bad
+    hit = torch.nonzero(lines).flatten()
+    first, last, count = int(hit[0]), int(hit[-1]), int(hit.numel())
+    noun = "rows" if bad.dim() > 1 else "indices"
+    span = f"{first}" if first == last else f"{first}-{last}"
+    spread = "" if count == last - first + 1 else f", {count} of them wrong"
+    return f"; in {noun} {span} of {lines.numel()}{spread}"
+
+
 def compare(out, ref: torch.Tensor, tol, expect_dtype: torch.dtype) -> tuple[bool, str, dict]:
     """Judge one output against the float64 reference; returns (ok, message, error figures)."""
     if not isinstance(out, torch.Tensor):
@@ -88,13 +103,13 @@ def compare(out, ref: torch.Tensor, tol, expect_dtype: torch.dtype) -> tuple[boo
         what = (f"{nan_out} of {ref.numel()} outputs are NaN where the reference is finite "
                 f"(unwritten output or NaN produced)") if nan_out else (
             f"{bad_special} of {ref.numel()} outputs are inf/NaN or mismatch a non-finite reference value")
-        return False, what, figures
+        return False, what + where_wrong(nonfinite_mismatch), figures
     n_bad = int((ratio > 1).sum())
     if n_bad:
         idx = int(torch.argmax(ratio))
         return False, (f"{n_bad} of {ref.numel()} outputs outside atol={tol.atol:g} + rtol={tol.rtol:g}·|ref|; "
                        f"worst at flat index {idx}: got {float(got.flatten()[idx]):.7g}, "
-                       f"expected {float(ref.flatten()[idx]):.7g}"), figures
+                       f"expected {float(ref.flatten()[idx]):.7g}" + where_wrong(ratio > 1)), figures
     return True, "", figures
 
 

@@ -33,7 +33,21 @@ def test_unwritten_tail_fails():
         return y
 
     r = run(tail_left_nan)
-    assert not r.ok and "NaN" in r.message
+    assert not r.ok and "NaN" in r.message and "indices 4096-4098 of 4099" in r.message
+
+
+def test_message_says_which_rows_are_wrong():
+    ref = torch.randn(8, 5, dtype=torch.float64)
+    tol = Tolerance(atol=1e-6, rtol=1e-6)
+    half = ref.clone()
+    half[4:] = 0.5  # stale values in the second half of the rows: a kernel that wrote half the rows
+    ok, message, _ = check.compare(half.float(), ref, tol, torch.float32)
+    assert not ok and "rows 4-7 of 8" in message
+    scattered = ref.clone()
+    scattered[[1, 6], 2] = float("nan")
+    ok, message, _ = check.compare(scattered.float(), ref, tol, torch.float32)
+    assert not ok and "rows 1-6 of 8, 2 of them wrong" in message
+    assert check.where_wrong(torch.zeros(3, dtype=torch.bool)) == ""
 
 
 def test_slightly_wrong_math_fails():
