@@ -221,13 +221,14 @@ def markdown(result: OpResult, files: dict[str, str]) -> str:
       "NaN before each call; an element passes when |out − ref| ≤ atol + rtol·|ref|; err/tol is the worst "
       "element's error over its bound (≤ 1 passes). Every case is in the JSON.\n\n")
     w(_md_table(CHECK_HEADERS, check_table(result)) + "\n\n")
+    same_bytes = timing_tables(result, "same-bytes")
     for dtype, (headers, rows) in timing_tables(result).items():
         unit = "GB/s (bytes read + written)" if result.roofline == "memory" else "TFLOP/s"
         note = "copy bandwidth" if result.roofline == "memory" else "torch:eager (the vendor library)"
         w(f"## Timing, {dtype}\n\n{unit}, with the fraction of {note} in brackets; `!` marks an IQR over 10% of "
           "the median.\n\n")
         w(_md_table(headers, rows) + "\n\n")
-        if dtype in (same_bytes := timing_tables(result, "same-bytes")):
+        if dtype in same_bytes:
             w(f"Fraction of a copy of the same bytes (each row's GB/s over the line `{SAME_BYTES_COPY}`):\n\n"
               + _md_table(*same_bytes[dtype], **AS_FORMATTED) + "\n\n")
         ms_headers, ms_rows = timing_tables(result, "ms")[dtype]

@@ -479,16 +479,21 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::MinBlocks) matmul_mma_kern
   }
 }
 
-template <typename Cfg, typename T, bool kAligned>
-cudaError_t launch_mma_tile(const T* a, const T* b, T* c, int m, int n, int k, cudaStream_t stream) {
-  auto kernel = matmul_mma_kernel<Cfg, T, kAligned>;
+// One block per Cfg::BM × Cfg::BN tile of the m × n output, in a 1-D grid (the kernels order the tiles themselves).
+template <typename Cfg, typename Kernel, typename... Args>
+cudaError_t launch_over_tiles(Kernel kernel, int64_t m, int64_t n, cudaStream_t stream, Args... args) {
   // Above 48 KB of dynamic shared memory a kernel must opt in.
   cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes);
   if (err != cudaSuccess) return err;
   const int64_t tiles = static_cast<int64_t>(lab::blocks_for(m, Cfg::BM)) * lab::blocks_for(n, Cfg::BN);
   if (tiles > 0x7fffffff) return cudaErrorInvalidConfiguration;
-  kernel<<<static_cast<unsigned int>(tiles), Cfg::kThreads, Cfg::kSmemBytes, stream>>>(a, b, c, m, n, k);
+  kernel<<<static_cast<unsigned int>(tiles), Cfg::kThreads, Cfg::kSmemBytes, stream>>>(args...);
   return cudaGetLastError();
+}
+
+template <typename Cfg, typename T, bool kAligned>
+cudaError_t launch_mma_tile(const T* a, const T* b, T* c, int m, int n, int k, cudaStream_t stream) {
+  return launch_over_tiles<Cfg>(matmul_mma_kernel<Cfg, T, kAligned>, m, n, stream, a, b, c, m, n, k);
 }
 
 template <typename Cfg>
@@ -779,14 +784,8 @@ cudaError_t launch_matmul_wgmma(lab::DType dtype, const void* a, const void* b, 
       if (!encode_tensor_map(&map_a, static_cast<const T*>(a), m, k, Cfg::BM) ||
           !encode_tensor_map(&map_b, static_cast<const T*>(b), k, n, Cfg::BK))
         return cudaErrorInvalidValue;
-      auto kernel = matmul_wgmma_kernel<T>;
-      cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes);
-      if (err != cudaSuccess) return err;
-      const int64_t tiles = static_cast<int64_t>(lab::blocks_for(m, Cfg::BM)) * lab::blocks_for(n, Cfg::BN);
-      if (tiles > 0x7fffffff) return cudaErrorInvalidConfiguration;
-      kernel<<<static_cast<unsigned int>(tiles), Cfg::kThreads, Cfg::kSmemBytes, stream>>>(
-          map_a, map_b, static_cast<T*>(c), static_cast<int>(m), static_cast<int>(n), static_cast<int>(k));
-      return cudaGetLastError();
+      return launch_over_tiles<Cfg>(matmul_wgmma_kernel<T>, m, n, stream, map_a, map_b, static_cast<T*>(c),
+                                    static_cast<int>(m), static_cast<int>(n), static_cast<int>(k));
     }
   });
 }
