@@ -4,9 +4,10 @@
 #   bench/gpu_run.sh OP... [OPTIONS]  the full comparison of those ops (or `all`)
 #   bench/gpu_run.sh --background 'OP... [OPTIONS]' ['OP... [OPTIONS]' ...]
 #                                     one or more comparisons, one after another, detached (setsid), for work longer
-#                                     than one command may last; each writes to gpu-out/background/results/<gpu>/
-#                                     (outside the tracked tree, which each new command re-copies over results/)
-#                                     unless its options name --out (a path under gpu-out/background/results/)
+#                                     than one command may last. They run in a snapshot of the tree taken now
+#                                     (gpu-out/background/tree/, its results/ emptied), which later commands, each
+#                                     re-copying the working tree, leave alone; each writes where it would in a
+#                                     checkout, so the result files name the command as it was typed
 #   bench/gpu_run.sh --wait           then, in the next commands (while the machine is still held): wait up to
 #                                     9 minutes, then collect whatever has been written so far (the log says
 #                                     whether every run has finished)
@@ -33,14 +34,14 @@ case "${1:-}" in
   --background)
     shift
     mkdir -p "$JOB"
-    rm -rf "$JOB/done" "$JOB/results" "$JOB/compare.log"
-    gpu=$(python3 -c "from compare import env; print(env.gpu_slug())")
+    rm -rf "$JOB/done" "$JOB/tree" "$JOB/compare.log"
+    mkdir -p "$JOB/tree"
+    tar cf - --exclude=./gpu-out --exclude=./results --exclude=./.git . | tar xf - -C "$JOB/tree"
     printf '%s\n' "$@" > "$JOB/runs"
     # Word splitting of each line is wanted: a line is one command line of options.
-    setsid bash -c 'while read -r run; do
-        case " $run " in *" --out "*) out=() ;; *) out=(--out "'"$JOB"'/results/'"$gpu"'") ;; esac
-        start=$(date +%s); echo "== python3 -m compare $run ${out[*]}" >> "'"$JOB"'/compare.log"
-        python3 -m compare $run "${out[@]}" >> "'"$JOB"'/compare.log" 2>&1
+    setsid bash -c 'cd "'"$JOB"'/tree" && while read -r run; do
+        start=$(date +%s); echo "== python3 -m compare $run" >> "'"$JOB"'/compare.log"
+        python3 -m compare $run >> "'"$JOB"'/compare.log" 2>&1
         echo "compare exit: $? after $(( $(date +%s) - start )) s" >> "'"$JOB"'/compare.log"
       done < "'"$JOB"'/runs"; touch "'"$JOB"'/done"' < /dev/null > /dev/null 2>&1 &
     echo "started in the background: $*; follow with: bench/gpu_run.sh --wait"
@@ -48,7 +49,7 @@ case "${1:-}" in
   --wait)
     for _ in $(seq 108); do [ -e "$JOB/done" ] && break; sleep 5; done
     cp "$JOB/compare.log" "$OUT/compare.log" 2>/dev/null
-    [ -d "$JOB/results" ] && tar czf "$OUT/results.tgz" -C "$JOB" results
+    [ -d "$JOB/tree/results" ] && tar czf "$OUT/results.tgz" -C "$JOB/tree" --exclude=results/cpu results
     grep "compare exit" "$JOB/compare.log"
     if [ -e "$JOB/done" ]; then
       echo "all runs finished"
