@@ -19,8 +19,8 @@
 // `fast` is v2-v5 behind one launcher that picks by the row's length in packets and by M.
 // Measured (H200, M = 4096, fraction of copy bandwidth at N = 4K / 8K / 16K / 32K): fp32 0.86 / 0.91 / 0.95 / 0.95,
 // fp16 0.74 / 0.85 / 0.90 / 0.93 (before v2-v5 cached 16-bit packets as loaded: 0.56 / 0.59 / 0.54 / 0.45); M = 32,
-// N = 256K (v5): 0.36 fp32, 0.38 fp16 (0.25 / 0.18 with v4 alone). Short rows stay below: 0.26 and 0.61 at N = 256
-// and 1K fp32, where even a copy of the same bytes reaches only 0.28 and 0.58 (results/nvidia-h200/softmax.md).
+// N = 256K (v5): 0.36 fp32, 0.38 fp16 (0.25 / 0.18 with v4 alone). Short rows stay below: 0.29 and 0.61 at N = 256
+// and 1K fp32, where even a copy of the same bytes reaches only 0.31 and 0.61 (results/nvidia-h200/softmax.md).
 #include "lab.h"
 
 cudaError_t launch_softmax_naive(lab::DType dtype, const void* x, void* y, int64_t rows, int64_t cols,

@@ -197,9 +197,12 @@ def tuned(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 # zero fill included, so CI checks both paths: the spec's interpreter shapes all take the pointer path, and
 # tests/test_matmul_persistent.py adds shapes that take the TMA path (and checks which path each shape takes).
 # Measured (H200, fraction of cuBLAS in the same run): fp16 0.96 / 1.00 at 4096³ / 8192³, bf16 0.97 / 0.98, and
-# 0.93-1.00 on the LLM-like shapes: the row that meets the 0.90 target. Small products lose: 0.22 at 1024³ and 0.55
-# at 2048³ (with a wide spread); suspects, not yet measured apart: the three host-side descriptors built per call
-# and the autotuner's pre_hook on the launch path, against calls of 10-30 µs.
+# 0.93-1.00 on the LLM-like shapes: the row that meets the 0.90 target (the committed run: 0.96 / 0.98 fp16, 0.95 /
+# 1.04 bf16). Small products lose on the host, not the GPU: the kernel alone takes 9 µs at 1024³ fp16 (cuBLAS 6 µs)
+# and 26 µs at 2048³ (cuBLAS 25 µs), but a call spends 82-106 µs in Python before it returns (triton:tuned 43-65 µs,
+# cuda:wgmma 8-14 µs): the autotuner's dispatch and pre_hook, three TensorDescriptor objects and the launcher's
+# per-call encoding of them. The tables' events then take 50-150 µs a call, 0.15-0.19 of cuBLAS at 1024³
+# (results/nvidia-h200/host-overhead.md has the measurements and a profile of the host path).
 try:
     from triton.tools.tensor_descriptor import TensorDescriptor
 except ImportError:  # an older Triton: only the pointer path

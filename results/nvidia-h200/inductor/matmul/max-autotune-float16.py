@@ -1,5 +1,5 @@
-# torch:compile-max-autotune, float16, M=1024 N=1024 K=1024: output code captured from torch.compile (torch 2.11.0+cu130) by `python -m compare matmul --impls torch:eager,torch:compile-max-autotune --dtypes float16,bfloat16 --sizes 4096x4096x4096,8192x8192x8192 --out gpu-out/background/results/nvidia-h200/max-autotune`
-# AOT ID: ['18_inference']
+# torch:compile-max-autotune, float16, M=1024 N=1024 K=1024: output code captured from torch.compile (torch 2.11.0+cu130) by `python -m compare all --row-timeout 1800`
+# AOT ID: ['84_inference']
 from ctypes import c_void_p, c_long, c_int
 import torch
 import math
@@ -37,7 +37,7 @@ from torch._C import _cuda_getCurrentRawStream as get_raw_stream
 
 
 
-# kernel path: /tmp/tmp5rydq8gi/uw/cuwimh5fdqflottavemedsaw7hpkfjwgapo5mbt3traijhv2bs74.py
+# kernel path: /tmp/tmp79kmu20x/uw/cuwimh5fdqflottavemedsaw7hpkfjwgapo5mbt3traijhv2bs74.py
 # Topologically Sorted Source Nodes: [matmul], Original ATen: [aten.mm]
 # Source node to ATen node mapping:
 #   matmul => mm
