@@ -85,9 +85,10 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--profile-check", action="store_true",
                    help="also measure kernel time with torch.profiler and flag rows where it exceeds the "
                         "event timing (work the events did not see)")
-    p.add_argument("--row-timeout", type=float, default=900, metavar="S",
-                   help="seconds one implementation's checks and timings may take before its row is marked "
-                        "'timed out' (default 900)")
+    p.add_argument("--row-timeout", type=float, default=600, metavar="S",
+                   help="seconds an implementation may go without finishing a step (one check, capture or timing) "
+                        "before its row is marked 'timed out' and its worker killed (default 600); a row's total "
+                        "time has no limit")
     p.add_argument("--in-process", action="store_true",
                    help="run every row in this process instead of a worker (easier to debug; one crash then "
                         "ends the run)")

@@ -1,7 +1,12 @@
 """Process isolation: each implementation's checks and timings run in a worker process, so one broken kernel
 costs only its own row. An illegal memory access poisons the CUDA context of the process it happens in, a hang
 never returns and a segfault takes the process down; the parent sees each of these, records the row as crashed or
-timed out, and starts a fresh worker for the next row. A healthy run uses one worker for all rows."""
+timed out, and starts a fresh worker for the next row. A healthy run uses one worker for all rows.
+
+A row is timed out when it makes no progress for row_timeout_s: the worker reports each finished step (a check, a
+capture, a timing) and every report restarts the clock. A row's total time has no limit, so a long but healthy row
+(torch.compile with mode="max-autotune" autotunes every shape and dtype, minutes in all) is never cut off, while a
+hang is caught within row_timeout_s of its last step."""
 from __future__ import annotations
 
 import multiprocessing as mp
@@ -10,7 +15,9 @@ import signal
 import time
 import traceback
 
-DEFAULT_ROW_TIMEOUT_S = 900.0
+DEFAULT_ROW_TIMEOUT_S = 600.0
+PROGRESS = "progress"  # a worker's message between a request and its reply: a step finished
+_PROGRESS_EVERY_S = 1.0  # at most one progress message a second
 
 
 class RowFailure(Exception):
@@ -23,6 +30,14 @@ class RowFailure(Exception):
 def _serve(conn) -> None:
     from . import runner
 
+    last = [0.0]
+
+    def progress() -> None:
+        if time.monotonic() - last[0] >= _PROGRESS_EVERY_S:
+            last[0] = time.monotonic()
+            conn.send((PROGRESS, None, True))
+
+    runner.set_progress_callback(progress)
     while True:
         try:
             name, args = conn.recv()
@@ -90,21 +105,25 @@ class Worker:
             self._stop()
             self._start()
             self.conn.send((name, args))
-        try:
-            ready = self.conn.poll(timeout_s)
-        except (EOFError, OSError):
-            ready = True
-        if not ready:
-            self._stop()
-            raise RowFailure("timed out", f"no result after {timeout_s:.0f} s (a hang or an endless kernel); "
-                                          f"the worker was killed")
-        try:
-            kind, value, healthy = self.conn.recv()
-        except (EOFError, OSError):
-            self.proc.join(10)
-            code = self.proc.exitcode
-            self._stop()
-            raise RowFailure("crashed", f"the worker process died ({_describe_exit(code)}); see its output above")
+        while True:
+            try:
+                ready = self.conn.poll(timeout_s)
+            except (EOFError, OSError):
+                ready = True
+            if not ready:
+                self._stop()
+                raise RowFailure("timed out", f"no progress for {timeout_s:.0f} s (a hang or an endless kernel); "
+                                              f"the worker was killed. A step that is slow but healthy needs a "
+                                              f"larger --row-timeout")
+            try:
+                kind, value, healthy = self.conn.recv()
+            except (EOFError, OSError):
+                self.proc.join(10)
+                code = self.proc.exitcode
+                self._stop()
+                raise RowFailure("crashed", f"the worker process died ({_describe_exit(code)}); see its output above")
+            if kind != PROGRESS:
+                break
         if not healthy:
             self._stop()  # it is exiting; the next call starts a fresh worker
         if kind == "error":

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import time
 import traceback
+from typing import Callable
 
 import torch
 
@@ -28,7 +29,7 @@ class Options:
     isolate: bool = True  # run rows in a worker process (see isolate.py)
     graph: bool = False  # also time CUDA-graph replays (launch overhead removed)
     profile_check: bool = False  # also measure kernel time with torch.profiler and compare
-    row_timeout_s: float = 900.0
+    row_timeout_s: float = 600.0  # without progress (see isolate)
 
 
 @dataclasses.dataclass
@@ -59,6 +60,16 @@ class OpResult:
 
     def failed_rows(self) -> list[RowStatus]:
         return [r for r in self.rows if r.status in ("FAIL", "build failed", "error", "crashed", "timed out")]
+
+
+_progress: Callable[[], None] = lambda: None
+
+
+def set_progress_callback(callback: Callable[[], None]) -> None:
+    """Called after each finished step of a row (a check, a capture, a timing); the worker uses it to tell the
+    parent that the row is alive (see isolate: the row timeout counts from the last step)."""
+    global _progress
+    _progress = callback
 
 
 def _say(options: Options, text: str) -> None:
@@ -297,6 +308,7 @@ def run_row(op_name: str, impl_name: str, options: Options) -> RowOutcome:
         for n, (shape, inputs_name) in enumerate(c for c in cases if op.supports(impl.name, dtype, c[0])):
             start = time.perf_counter()
             out.checks.append(_check(op, impl, fn, dtype, shape, device, options.seed, inputs_name))
+            _progress()
             if n == 0 and impl.backend == "triton":
                 out.jit.append({"impl": impl.name, "dtype": check_mod.dtype_name(dtype),
                                 "first_call_s": time.perf_counter() - start})
@@ -316,6 +328,7 @@ def run_row(op_name: str, impl_name: str, options: Options) -> RowOutcome:
                 out.captures.append(capture_mod.capture(op.torch_eager, op.make_inputs(shape, dtype, device, gen),
                                                         impl.name, mode, check_mod.dtype_name(dtype),
                                                         op.describe_shape(shape)))
+                _progress()
             except Exception as exc:
                 out.status = RowStatus(impl.name, "error", f"capture failed: {_short_error(exc)}")
 
@@ -325,6 +338,7 @@ def run_row(op_name: str, impl_name: str, options: Options) -> RowOutcome:
             for shape in (s for s in _timing_sizes(op, options) if op.supports(impl.name, dtype, s)):
                 try:
                     out.timings.append(_time(op, impl, fn, dtype, shape, device, options, l2))
+                    _progress()
                 except Exception as exc:
                     out.status = RowStatus(impl.name, "error", f"timing {check_mod.dtype_name(dtype)} "
                                                                f"{op.describe_shape(shape)}: {_short_error(exc)}")
@@ -335,6 +349,7 @@ def run_row(op_name: str, impl_name: str, options: Options) -> RowOutcome:
     for dtype in dtypes:
         for shape in [s for s in (shapes[0], shapes[-1]) if op.supports(impl.name, dtype, s)]:
             out.checks.append(_check(op, impl, fn, dtype, shape, device, options.seed + 1, "random", label=label))
+            _progress()
     _judge(out)
     return out
 
