@@ -1,5 +1,7 @@
 """Host time per call: how long the Python side of a row takes to return (argument checks, allocation, descriptor
-building, autotuner dispatch, the launch itself), against the GPU time of the kernels it launches.
+building, autotuner dispatch, the launch itself), against the GPU time of the kernels it launches, and with
+--profile where that host time goes. The comparison tables carry the same host time (compare/timing.py); this is
+the closer look at one op.
 
     python bench/host_overhead.py matmul --impls triton:persistent,triton:tuned,torch:eager --dtype float16 \
         --shape 1024x1024x1024
@@ -11,9 +13,7 @@ while a CUDA-graph replay (`python -m compare OP --graph`) shows the kernels alo
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -21,20 +21,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import torch  # noqa: E402
 
 from compare import build, cli, discover, timing  # noqa: E402
-
-
-def host_us_per_call(fn, inputs, calls: int = 200, rounds: int = 5) -> float:
-    """Median over rounds of the wall-clock time per call of `calls` back-to-back calls, not waiting for the GPU.
-    The queue never fills at these sizes (the GPU finishes each call faster than the host issues the next)."""
-    per_call = []
-    for _ in range(rounds):
-        torch.cuda.synchronize()
-        start = time.perf_counter()
-        for _ in range(calls):
-            fn(*inputs)
-        per_call.append((time.perf_counter() - start) / calls * 1e6)
-        torch.cuda.synchronize()
-    return statistics.median(per_call)
 
 
 def print_host_profile(fn, inputs, calls: int = 500, top: int = 20) -> None:
@@ -71,7 +57,7 @@ def main() -> int:
             for _ in range(3):  # JIT, autotuning
                 fn(*inputs)
             torch.cuda.synchronize()
-            host = host_us_per_call(fn, inputs)
+            host = timing.host_time_per_call(lambda: fn(*inputs))
             gpu = timing.profiler_kernel_ms(lambda: fn(*inputs)) * 1e3
             _, events, _ = timing.measure(lambda: fn(*inputs))
             print(f"{op.describe_shape(shape):24} {args.dtype:9} {impl.name:20} host {host:8.1f} us/call   "

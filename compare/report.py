@@ -16,10 +16,15 @@ from tabulate import tabulate
 
 from . import env
 from .runner import OpResult
-from .timing import SAME_BYTES_COPY
+from .timing import HOST_CHECK_BELOW_MS, SAME_BYTES_COPY
 
 TIMING_METHOD = ("triton.testing.do_bench: CUDA events around each call, L2 flushed (256 MB memset) before each "
-                 "call, 3 warm-up calls plus 25 ms warm-up, ~100 ms of timed calls; median and interquartile range")
+                 "call, 3 warm-up calls plus 25 ms warm-up, ~100 ms of timed calls; median and interquartile range. "
+                 f"For calls under {HOST_CHECK_BELOW_MS:g} ms, also the host's time per call (the wall time for a "
+                 "call to return with the GPU idle, median of 21)")
+HOST_BOUND_NOTE = ("`h` marks a host-bound cell: the host needs at least the measured time per call (argument checks, "
+                   "dispatch, launch), so at that size back-to-back calls are bound by the host, and the events may "
+                   "have timed host work the L2 flush did not hide; `--graph` shows the kernels alone")
 SAME_BYTES_COPY_METHOD = (
     f"the line `{SAME_BYTES_COPY}` is, per shape and dtype, a plain device-to-device copy (`dst.copy_(src)` on "
     "uint8 tensors, a cudaMemcpyAsync) that moves the same bytes as one call of the op, half read and half "
@@ -65,8 +70,11 @@ def _cell(t, kind: str, memory: bool) -> str:
         return "" if t.fraction_of_same_bytes_copy is None else f"{t.fraction_of_same_bytes_copy:.2f}"
     if kind == "speedup":
         return "" if t.speedup_vs_eager is None else f"{t.speedup_vs_eager:.2f}x"
+    marks = (" !" if t.noisy else "") + (" h" if t.host_bound else "")
     if kind == "ms":
-        return f"{t.median_ms:.4g} ± {t.iqr_ms:.2g}{' !' if t.noisy else ''}"
+        return f"{t.median_ms:.4g} ± {t.iqr_ms:.2g}{marks}"
+    if kind == "host":
+        return "" if t.host_us is None else f"{t.host_us:.0f}{' h' if t.host_bound else ''}"
     if kind == "graph":
         return "" if t.graph_median_ms is None else f"{t.graph_median_ms:.4g} (events {t.median_ms:.4g})"
     if kind == "profiler":
@@ -75,19 +83,20 @@ def _cell(t, kind: str, memory: bool) -> str:
         return f"{t.profiler_ms:.4g} / {t.median_ms:.4g}{' DISAGREE' if t.profiler_disagrees else ''}"
     rate = f"{t.gbps:.0f}" if memory else f"{t.tflops:.1f}"
     frac = f" ({t.fraction_of_ceiling:.2f})" if t.fraction_of_ceiling is not None else ""
-    return f"{rate}{frac}{' !' if t.noisy else ''}"
+    return f"{rate}{frac}{marks}"
 
 
 # The tables that end with the same-bytes copy's line: those of a quantity the copy has too (not its speedup
 # over torch:eager, not its fraction of itself, not a profiler cross-check of the rows' kernels).
-KINDS_WITH_COPY_LINE = ("rate", "ms", "graph")
+KINDS_WITH_COPY_LINE = ("rate", "ms", "graph", "host")
 
 
 def timing_tables(result: OpResult, kind: str = "rate") -> dict[str, tuple[list[str], list[list]]]:
     """One table per dtype: a row per implementation, a column per size. kind: "rate" (GB/s or TFLOP/s with the
     fraction of the ceiling), "ms" (median ± IQR), "graph" (CUDA-graph replay median), "profiler" (profiler kernel
-    ms / events ms), "speedup" (over torch:eager), "same-bytes" (fraction of a copy of the same bytes). For a
-    memory-bound op, "rate", "ms" and "graph" end with the line `copy (same bytes)`: the per-shape ceiling."""
+    ms / events ms), "host" (host µs per call), "speedup" (over torch:eager), "same-bytes" (fraction of a copy of
+    the same bytes). For a memory-bound op, "rate", "ms", "graph" and "host" end with the line `copy (same bytes)`:
+    the per-shape ceiling."""
     memory = result.roofline == "memory"
     copies = {(c.dtype, c.shape): c for c in result.same_bytes_copies} if kind in KINDS_WITH_COPY_LINE else {}
     tables = {}
@@ -168,10 +177,15 @@ def print_terminal(result: OpResult, show_inductor: bool = False) -> None:
     for dtype, (headers, rows) in timing_tables(result).items():
         unit = "GB/s" if result.roofline == "memory" else "TFLOP/s"
         note = "copy bandwidth" if result.roofline == "memory" else "torch:eager"
-        show(f"Timing, {dtype}: {unit} (fraction of {note}); ! = IQR > 10% of median", headers, rows)
+        show(f"Timing, {dtype}: {unit} (fraction of {note}); ! = IQR > 10% of median; h = host-bound "
+             f"(host time per call >= the measured time)", headers, rows)
         if dtype in same_bytes:
             show(f"Fraction of a copy of the same bytes, {dtype} (GB/s over the line `{SAME_BYTES_COPY}`)",
                  *same_bytes[dtype], **AS_FORMATTED)
+    for dtype, (headers, rows) in timing_tables(result, "host").items():
+        if any(t.host_bound for t in result.timings if t.dtype == dtype):
+            show(f"Host time per call, {dtype}: microseconds (h = at least the measured time)", headers, rows,
+                 **AS_FORMATTED)
     for dtype, (headers, rows) in timing_tables(result, "graph").items():
         show(f"CUDA-graph replay, {dtype}: median ms (events median)", headers, rows)
     for dtype, (headers, rows) in timing_tables(result, "profiler").items():
@@ -226,13 +240,16 @@ def markdown(result: OpResult, files: dict[str, str]) -> str:
         unit = "GB/s (bytes read + written)" if result.roofline == "memory" else "TFLOP/s"
         note = "copy bandwidth" if result.roofline == "memory" else "torch:eager (the vendor library)"
         w(f"## Timing, {dtype}\n\n{unit}, with the fraction of {note} in brackets; `!` marks an IQR over 10% of "
-          "the median.\n\n")
+          f"the median; {HOST_BOUND_NOTE}.\n\n")
         w(_md_table(headers, rows) + "\n\n")
         if dtype in same_bytes:
             w(f"Fraction of a copy of the same bytes (each row's GB/s over the line `{SAME_BYTES_COPY}`):\n\n"
               + _md_table(*same_bytes[dtype], **AS_FORMATTED) + "\n\n")
         ms_headers, ms_rows = timing_tables(result, "ms")[dtype]
         w("Median ± IQR, milliseconds:\n\n" + _md_table(ms_headers, ms_rows) + "\n\n")
+        if dtype in (host := timing_tables(result, "host")):
+            w(f"Host time per call, microseconds (calls under {HOST_CHECK_BELOW_MS:g} ms; `h`: at least the "
+              "measured time):\n\n" + _md_table(*host[dtype], **AS_FORMATTED) + "\n\n")
         if dtype in (speedup := timing_tables(result, "speedup")):
             w("Speedup over torch:eager:\n\n" + _md_table(*speedup[dtype]) + "\n\n")
         if dtype in (graph := timing_tables(result, "graph")):
@@ -297,7 +314,8 @@ def to_json(result: OpResult, command: str) -> dict:
 def to_csv(result: OpResult) -> str:
     out = io.StringIO()
     fields = ["impl", "dtype", "shape", "median_ms", "iqr_ms", "gbps", "tflops", "fraction_of_ceiling", "ceiling",
-              "speedup_vs_eager", "noisy", "bytes", "flops", "same_bytes_copy_gbps", "fraction_of_same_bytes_copy"]
+              "speedup_vs_eager", "noisy", "host_us", "host_bound", "bytes", "flops", "same_bytes_copy_gbps",
+              "fraction_of_same_bytes_copy"]
     # One line per implementation and shape; the per-shape copy is a column of each line it applies to, not a line
     # of its own that a program could take for an implementation.
     copy_gbps = {(c.dtype, c.shape): c.gbps for c in result.same_bytes_copies}

@@ -1,15 +1,26 @@
 """Timing on the GPU: CUDA events around each call with the L2 cache flushed before it (triton.testing.do_bench),
 after warm-up calls that take JIT compilation, autotuning and torch.compile out of the numbers. Reported: the
-median and the interquartile range of the per-call times."""
+median and the interquartile range of the per-call times.
+
+Beside each timing under HOST_CHECK_BELOW_MS, the host's own time per call: how long the Python side of a call
+(argument checks, allocation, an autotuner's dispatch, a launcher, torch.compile's guards) takes to return. do_bench
+queues its L2 flush just before each call, and the flush hides host work only up to its own length; where the host
+needs as long per call as the measured time, the number may measure the host rather than the GPU, and calls made
+back to back at that size are bound by the host. Such timings are marked host-bound."""
 from __future__ import annotations
 
 import dataclasses
 import itertools
 import math
+import statistics
+import time
 
 import torch
 
 NOISY_IQR_FRACTION = 0.10  # a timing whose IQR exceeds this fraction of its median is flagged
+# Host time per call is measured for timings shorter than this; a Python call's overhead (tens of microseconds)
+# cannot bind a call that keeps the GPU busy for longer.
+HOST_CHECK_BELOW_MS = 1.0
 
 
 @dataclasses.dataclass
@@ -35,6 +46,10 @@ class Timing:
     # --profile-check: GPU kernel time per call from torch.profiler, for comparison with the events' median
     profiler_ms: float | None = None
     profiler_disagrees: bool = False
+    # Microseconds for a call to return on the host, GPU idle beforehand (timings under HOST_CHECK_BELOW_MS only)
+    host_us: float | None = None
+    # host_us >= the median: at this size the host can't issue calls as fast as the GPU finishes them
+    host_bound: bool = False
 
     @property
     def iqr_ms(self) -> float:
@@ -73,9 +88,25 @@ def time_calls(fn, sets, *, impl: str, dtype: str, shape: str, nbytes: int, flop
     q25, median, q75 = measure(rotating(fn, sets))
     t = Timing(impl, dtype, shape, median, q25, q75, nbytes, flops, nbytes / median / 1e6, flops / median / 1e9,
                noisy=(q75 - q25) > NOISY_IQR_FRACTION * median)
+    if median < HOST_CHECK_BELOW_MS and torch.cuda.is_available():
+        t.host_us = host_time_per_call(rotating(fn, sets))
+        t.host_bound = t.host_us >= median * 1e3
     if graph:
         t.graph_median_ms = measure_graph([lambda s=s: fn(*s) for s in sets])[1]
     return t
+
+
+def host_time_per_call(call, calls: int = 21) -> float:
+    """Median microseconds for call() to return, each call made with the GPU idle (synchronized before it), so the
+    launch never waits for room in the GPU's queue: what is measured is the host's own work for one call."""
+    times = []
+    for _ in range(calls):
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        call()
+        times.append(time.perf_counter() - start)
+    torch.cuda.synchronize()
+    return statistics.median(times) * 1e6
 
 
 SAME_BYTES_COPY = "copy (same bytes)"  # the per-shape ceiling's line in the timing tables; not an implementation

@@ -1,4 +1,6 @@
 """The timing tools measure what they claim (GPU only)."""
+import time
+
 import pytest
 import torch
 
@@ -62,3 +64,21 @@ def test_same_bytes_copy_reaches_copy_bandwidth_when_large_and_falls_short_when_
     # 512 KB each way: launch latency and one partial wave dominate, whatever the memory system could do.
     assert small.gbps < 0.5 * large.gbps, (small.gbps, large.gbps)
     assert small.graph_median_ms is not None  # --graph times the copy as it times the rows
+
+
+def test_host_work_longer_than_the_kernel_is_marked_host_bound():
+    small = torch.randn(1 << 16, device="cuda")
+    large = torch.randn(1 << 26, device="cuda")  # 512 MB moved: about 0.1-0.2 ms on a current GPU
+
+    def slow_host():  # 300 µs of Python before a kernel of a few microseconds
+        end = time.perf_counter() + 300e-6
+        while time.perf_counter() < end:
+            pass
+        return small.mul(2.0)
+
+    bound = timing.time_calls(slow_host, [()], impl="slow host", dtype="float32", shape="64K", nbytes=1 << 19,
+                              flops=0)
+    assert bound.host_bound and bound.host_us >= 250, bound
+    fine = timing.time_calls(lambda: large.mul(2.0), [()], impl="large", dtype="float32", shape="64M",
+                             nbytes=1 << 29, flops=0)
+    assert fine.median_ms < timing.HOST_CHECK_BELOW_MS and fine.host_us is not None and not fine.host_bound, fine
