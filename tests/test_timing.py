@@ -26,13 +26,15 @@ def test_events_profiler_and_graph_agree_on_a_plain_kernel():
 
 
 def test_work_on_another_stream_is_caught_by_the_profiler_cross_check():
-    x = torch.randn(1 << 26, device="cuda")
+    # One kernel of ~16 µs per call on the side stream, less than the L2 flush do_bench queues before each call: the
+    # side stream never backs up. With more side work per call than that (8 kernels of 0.12 ms were tried), its
+    # queue fills, the host blocks in the launches between the two events, and the events time that wait instead.
+    x = torch.randn(1 << 23, device="cuda")  # 32 MB read and 32 MB written per call
     side = torch.cuda.Stream()
 
     def escapes_the_events():
         with torch.cuda.stream(side):  # the events are recorded on the current stream and never see this
-            for _ in range(8):
-                x.mul(2.0)
+            x.mul(2.0)
 
     _, events, _ = timing.measure(escapes_the_events)
     prof = timing.profiler_kernel_ms(escapes_the_events)
