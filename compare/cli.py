@@ -9,6 +9,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from .isolate import DEFAULT_ROW_TIMEOUT_S
+
 DESCRIPTION = """\
 Compare hand-written CUDA and Triton kernels for an op, with torch eager and torch.compile beside them.
 
@@ -85,9 +87,9 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--profile-check", action="store_true",
                    help="also measure kernel time with torch.profiler and flag rows where it exceeds the "
                         "event timing (work the events did not see)")
-    p.add_argument("--row-timeout", type=float, default=600, metavar="S",
+    p.add_argument("--row-timeout", type=float, default=DEFAULT_ROW_TIMEOUT_S, metavar="S",
                    help="seconds an implementation may go without finishing a step (one check, capture or timing) "
-                        "before its row is marked 'timed out' and its worker killed (default 600); a row's total "
+                        "before its row is marked 'timed out' and its worker killed (default %(default)g); a row's total "
                         "time has no limit")
     p.add_argument("--in-process", action="store_true",
                    help="run every row in this process instead of a worker (easier to debug; one crash then "

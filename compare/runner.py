@@ -13,6 +13,7 @@ from . import build as build_mod
 from . import capture as capture_mod
 from . import check as check_mod
 from . import count, discover, env, timing
+from .isolate import DEFAULT_ROW_TIMEOUT_S
 from .spec import Op
 
 
@@ -29,7 +30,7 @@ class Options:
     isolate: bool = True  # run rows in a worker process (see isolate.py)
     graph: bool = False  # also time CUDA-graph replays (launch overhead removed)
     profile_check: bool = False  # also measure kernel time with torch.profiler and compare
-    row_timeout_s: float = 600.0  # without progress (see isolate)
+    row_timeout_s: float = DEFAULT_ROW_TIMEOUT_S  # without progress (see isolate)
 
 
 @dataclasses.dataclass
@@ -308,7 +309,6 @@ def run_row(op_name: str, impl_name: str, options: Options) -> RowOutcome:
         for n, (shape, inputs_name) in enumerate(c for c in cases if op.supports(impl.name, dtype, c[0])):
             start = time.perf_counter()
             out.checks.append(_check(op, impl, fn, dtype, shape, device, options.seed, inputs_name))
-            _progress()
             if n == 0 and impl.backend == "triton":
                 out.jit.append({"impl": impl.name, "dtype": check_mod.dtype_name(dtype),
                                 "first_call_s": time.perf_counter() - start})
@@ -338,7 +338,6 @@ def run_row(op_name: str, impl_name: str, options: Options) -> RowOutcome:
             for shape in (s for s in _timing_sizes(op, options) if op.supports(impl.name, dtype, s)):
                 try:
                     out.timings.append(_time(op, impl, fn, dtype, shape, device, options, l2))
-                    _progress()
                 except Exception as exc:
                     out.status = RowStatus(impl.name, "error", f"timing {check_mod.dtype_name(dtype)} "
                                                                f"{op.describe_shape(shape)}: {_short_error(exc)}")
@@ -349,7 +348,6 @@ def run_row(op_name: str, impl_name: str, options: Options) -> RowOutcome:
     for dtype in dtypes:
         for shape in [s for s in (shapes[0], shapes[-1]) if op.supports(impl.name, dtype, s)]:
             out.checks.append(_check(op, impl, fn, dtype, shape, device, options.seed + 1, "random", label=label))
-            _progress()
     _judge(out)
     return out
 
@@ -363,6 +361,7 @@ def _check(op, impl, fn, dtype, shape, device, seed, inputs_name, label=None) ->
                                   seed, False, "error", atol=tol.atol, rtol=tol.rtol, message=_short_error(exc))
     if label:
         r.inputs = label
+    _progress()
     return r
 
 
@@ -384,6 +383,7 @@ def _time(op, impl, fn, dtype, shape, device, options, l2) -> timing.Timing:
     if options.profile_check:  # a cross-check of the row's own kernels; the same-bytes copy needs none
         t.profiler_ms = timing.profiler_kernel_ms(timing.rotating(fn, sets))
         t.profiler_disagrees = timing.profiler_disagrees(t.median_ms, t.profiler_ms)
+    _progress()
     return t
 
 
