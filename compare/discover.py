@@ -2,10 +2,13 @@
 triton_src/<op>.py are found by listing folders, and the rows by reading what those files declare."""
 from __future__ import annotations
 
+import ast
 import dataclasses
 import importlib
+import importlib.util
 import pkgutil
 import re
+import sys
 from pathlib import Path
 from typing import Callable
 
@@ -41,23 +44,31 @@ def load_op(name: str) -> Op:
     return op
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(frozen=True)
 class Impl:
-    """One row: an implementation of an op, e.g. ``cuda:vec``. ``load()`` gives the callable impl(*inputs)."""
+    """One row: an implementation of an op, e.g. ``cuda:vec``. A plain description (picklable, so the parent can
+    hand it to a worker process): the parent reads source files as text and never runs a row's code; ``load()``,
+    called in the worker, imports or builds it and gives the callable impl(*inputs)."""
 
     op: str
     backend: str  # "cuda", "triton" or "torch"
     variant: str
-    source: Path | None
-    loader: Callable[[], Callable] = dataclasses.field(repr=False)
+    source: Path | None  # the .cu or .py the row is written in (None for torch rows)
     needs_gpu: bool = True
+    # CUDA rows: the TORCH_LIBRARY namespace their schemas are registered in (lab_<op> for the op's own .cu)
+    library: str = ""
 
     @property
     def name(self) -> str:
         return f"{self.backend}:{self.variant}"
 
     def load(self) -> Callable:
-        return self.loader()
+        if self.backend == "cuda":
+            return cuda_op(self.op, self.variant, self.source, self.library or f"lab_{self.op}")
+        if self.backend == "triton":
+            return triton_function(self.source, self.variant)
+        op = load_op(self.op)
+        return op.torch_eager if self.variant == "eager" else compiled(op, _compile_mode(self.variant))
 
 
 def cuda_source(op: str) -> Path:
@@ -86,11 +97,19 @@ def cuda_variants(op: str) -> list[str]:
     return _DEF.findall(text)
 
 
-def cuda_op(op: str, variant: str) -> Callable:
+def cuda_op(op: str, variant: str, source: Path | None = None, library: str | None = None) -> Callable:
+    """Build (or load from the build cache) the .cu and return its registered op. Runs in a worker only."""
     import torch
 
-    fn = getattr(getattr(torch.ops, f"lab_{op}"), variant)
-    _register_fake(op, variant)
+    from . import build
+
+    source = Path(source) if source else cuda_source(op)
+    library = library or f"lab_{op}"
+    spec_op = load_op(op) if op in op_names() else None
+    build.build(library.removeprefix("lab_"), spec_op.cuda_flags if spec_op else (), progress=False, path=source)
+    fn = getattr(getattr(torch.ops, library), variant)
+    if spec_op is not None and library == f"lab_{op}":
+        _register_fake(op, variant)
     return fn
 
 
@@ -118,27 +137,62 @@ def triton_module(op: str):
     return importlib.import_module(f"triton_src.{op}")
 
 
-def triton_variants(op: str) -> list[tuple[str, Callable]]:
-    if not triton_source(op).exists():
-        return []
-    module = triton_module(op)
-    found = [(fn.lab_variant, fn) for fn in vars(module).values()
-             if callable(fn) and hasattr(fn, "lab_variant") and getattr(fn, "__module__", None) == module.__name__]
-    return sorted(found, key=lambda item: item[1].__code__.co_firstlineno)
+def triton_function(source: Path, variant: str) -> Callable:
+    """The function marked @variant(variant) in a Triton source file, imported (in a worker only). Files of the
+    repository's triton_src/ import as triton_src.<op>; any other file (a planted one in the tests) by its path."""
+    source = Path(source).resolve()
+    if source.parent == env.TRITON_DIR.resolve():
+        module = importlib.import_module(f"triton_src.{source.stem}")
+    else:
+        name = f"lab_source_{source.stem}"
+        module = sys.modules.get(name)
+        if module is None or getattr(module, "__file__", None) != str(source):
+            spec = importlib.util.spec_from_file_location(name, source)
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[name] = module  # Triton's JIT looks kernels' globals up through their module
+            spec.loader.exec_module(module)
+    for fn in vars(module).values():
+        if callable(fn) and getattr(fn, "lab_variant", None) == variant:
+            return fn
+    raise SpecError(f"{env.relpath(source)}: no function marked @variant({variant!r})")
+
+
+def python_variants(source: Path) -> list[str]:
+    """The names given to @variant(...) in a Triton source file, in file order, read from its syntax tree: finding
+    the rows never runs their code (the parent process, which judges them, must not)."""
+    tree = ast.parse(Path(source).read_text(), filename=str(source))
+    found = []
+    for node in tree.body:
+        if not isinstance(node, ast.FunctionDef):
+            continue
+        for dec in node.decorator_list:
+            if isinstance(dec, ast.Call) and ast.unparse(dec.func).split(".")[-1] == "variant":
+                if not (len(dec.args) == 1 and isinstance(dec.args[0], ast.Constant)
+                        and isinstance(dec.args[0].value, str)):
+                    raise SpecError(f"{env.relpath(source)}:{dec.lineno}: @variant takes one string literal, the "
+                                    f"row's name, e.g. @variant(\"tuned\")")
+                found.append(dec.args[0].value)
+    return found
+
+
+def triton_variants(op: str) -> list[str]:
+    path = triton_source(op)
+    return python_variants(path) if path.exists() else []
+
+
+def _compile_mode(variant: str) -> str:
+    return variant.removeprefix("compile").removeprefix("-") or "default"
 
 
 def implementations(op: Op) -> list[Impl]:
     impls: list[Impl] = []
     for variant in cuda_variants(op.name):
-        impls.append(Impl(op.name, "cuda", variant, cuda_source(op.name),
-                          loader=lambda v=variant: cuda_op(op.name, v)))
-    for variant, fn in triton_variants(op.name):
-        impls.append(Impl(op.name, "triton", variant, triton_source(op.name), loader=lambda f=fn: f,
-                          needs_gpu=False))
-    impls.append(Impl(op.name, "torch", "eager", None, loader=lambda: op.torch_eager, needs_gpu=False))
+        impls.append(Impl(op.name, "cuda", variant, cuda_source(op.name), library=f"lab_{op.name}"))
+    for variant in triton_variants(op.name):
+        impls.append(Impl(op.name, "triton", variant, triton_source(op.name), needs_gpu=False))
+    impls.append(Impl(op.name, "torch", "eager", None, needs_gpu=False))
     for mode in op.compile_modes:
-        variant = "compile" if mode == "default" else f"compile-{mode}"
-        impls.append(Impl(op.name, "torch", variant, None, loader=lambda m=mode: compiled(op, m)))
+        impls.append(Impl(op.name, "torch", "compile" if mode == "default" else f"compile-{mode}", None))
     names = [i.name for i in impls]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
@@ -153,14 +207,23 @@ def compiled(op: Op, mode: str) -> Callable:
     return torch.compile(op.torch_eager, mode=None if mode == "default" else mode, dynamic=False)
 
 
-def select(impls: list[Impl], patterns: list[str] | None) -> list[Impl]:
-    """Keep the rows matching any of the patterns: 'cuda' (a backend), 'cuda:vec' (a row), or fnmatch globs."""
+def select(impls: list[Impl], patterns: list[str] | None, missing_ok: bool = False) -> list[Impl]:
+    """Keep the rows matching any of the patterns: 'cuda' (a backend), 'cuda:vec' (a row), or fnmatch globs.
+
+    Every pattern must match a row: one that matches nothing is a typo or a row this op lacks, and running the
+    other patterns' rows without a word would hide that. missing_ok=True lets a pattern match nothing here, for a
+    caller that checks the patterns across several ops (`compare all --impls cuda:wgmma`)."""
     if not patterns:
         return impls
     import fnmatch
 
-    chosen = [i for i in impls if any(p == i.backend or fnmatch.fnmatch(i.name, p) for p in patterns)]
-    if not chosen:
-        raise UnknownOp(f"no implementation matches {', '.join(patterns)}; "
-                        f"this op has: {', '.join(i.name for i in impls)}")
-    return chosen
+    def matches(impl: Impl, pattern: str) -> bool:
+        return pattern == impl.backend or fnmatch.fnmatch(impl.name, pattern)
+
+    unmatched = [p for p in patterns if not any(matches(i, p) for i in impls)]
+    if unmatched and not missing_ok:
+        op = impls[0].op if impls else "this op"
+        raise UnknownOp(f"no implementation matches {', '.join(map(repr, unmatched))} (--impls); {op}'s rows are "
+                        f"{', '.join(i.name for i in impls)}: fix or drop "
+                        + ("that pattern" if len(unmatched) == 1 else "those patterns"))
+    return [i for i in impls if any(matches(i, p) for p in patterns)]

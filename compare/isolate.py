@@ -1,12 +1,16 @@
-"""Process isolation: each implementation's checks and timings run in a worker process, so one broken kernel
-costs only its own row. An illegal memory access poisons the CUDA context of the process it happens in, a hang
-never returns and a segfault takes the process down; the parent sees each of these, records the row as crashed or
-timed out, and starts a fresh worker for the next row. A healthy run uses one worker for all rows.
+"""Process isolation: each implementation runs in a worker process of its own, which the parent drives one step
+at a time (compare.worker's functions, called by name), so one broken kernel costs only its own row and no row's
+code shares a process with the judge or with another row. An illegal memory access poisons the CUDA context of the
+process it happens in, a hang never returns and a segfault takes the process down; the parent sees each of these,
+records the row as crashed or timed out, and goes on with the next row in a fresh worker.
 
-A row is timed out when it makes no progress for row_timeout_s: the worker reports each finished step (a check, a
-capture, a timing) and every report restarts the clock. A row's total time has no limit, so a long but healthy row
-(torch.compile with mode="max-autotune" autotunes every shape and dtype, minutes in all) is never cut off, while a
-hang is caught within row_timeout_s of its last step."""
+Arguments and replies travel through multiprocessing's pickler, which torch extends: CUDA tensors cross as CUDA IPC
+handles (no copy; the receiver maps the sender's memory), CPU tensors through shared memory.
+
+A row is timed out when a step makes no progress for row_timeout_s: each call is a step (one check case, one timed
+cell), and a long call may report progress (compare.worker.progress) to restart the clock. A row's total time has
+no limit, so a long but healthy row (torch.compile with mode="max-autotune" autotunes every shape and dtype,
+minutes in all) is never cut off, while a hang is caught within row_timeout_s."""
 from __future__ import annotations
 
 import multiprocessing as mp
@@ -28,7 +32,7 @@ class RowFailure(Exception):
 
 
 def _serve(conn) -> None:
-    from . import runner
+    from . import worker
 
     last = [0.0]
 
@@ -37,7 +41,7 @@ def _serve(conn) -> None:
             last[0] = time.monotonic()
             conn.send((PROGRESS, None, True))
 
-    runner.set_progress_callback(progress)
+    worker.set_progress_callback(progress)
     while True:
         try:
             name, args = conn.recv()
@@ -47,20 +51,38 @@ def _serve(conn) -> None:
             conn.send(("ok", os.getpid(), True))
             continue
         try:
-            reply = ("ok", getattr(runner, name)(*args))
+            reply = ("ok", getattr(worker, name)(*args))
+            del args  # the parent's tensors (CUDA IPC): released before the reply, not held until the next call
         except BaseException as exc:  # report, never die silently
-            reply = ("error", f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=6)}")
+            reply = ("error", short_error(exc))
         # The reply says whether this worker can go on: after a kernel fault its CUDA context is poisoned and every
         # later call would fail too, so it exits and the parent starts a fresh one for the next row.
-        healthy = runner.cuda_context_healthy()
+        healthy = worker.cuda_context_healthy()
         conn.send((*reply, healthy))
         if not healthy:
             conn.close()
             os._exit(3)
 
 
+def short_error(exc: BaseException) -> str:
+    """An exception as a person wants to read it: its type, where in the user's files it was raised (not in the
+    harness), and a screenful of its message (compiler errors, Triton's among them, put the useful part after the
+    first line)."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if "/compare/" not in f.filename]
+    where = ""
+    if frames:
+        from .env import relpath
+
+        where = f" ({relpath(frames[-1].filename)}:{frames[-1].lineno})"
+    lines = str(exc).strip().splitlines()
+    text = "\n".join(lines[:15]) + ("\n..." if len(lines) > 15 else "")
+    return f"{type(exc).__name__}{where}: {text}"
+
+
 class Worker:
-    """A lazily started worker process running functions of compare.runner by name."""
+    """A lazily started worker process running functions of compare.worker by name. lost_context is True after a
+    call that left the worker's CUDA context poisoned (the worker then exits; a later call starts a fresh one,
+    which has loaded no row)."""
 
     def __init__(self, row_timeout_s: float = DEFAULT_ROW_TIMEOUT_S):
         self.row_timeout_s = row_timeout_s
@@ -68,6 +90,7 @@ class Worker:
         self.conn = None
         self.starts = 0
         self.start_s = 0.0
+        self.lost_context = False
 
     def _start(self) -> None:
         ctx = mp.get_context("spawn")  # a fresh interpreter: no CUDA context inherited from the parent
@@ -125,6 +148,7 @@ class Worker:
             if kind != PROGRESS:
                 break
         if not healthy:
+            self.lost_context = True
             self._stop()  # it is exiting; the next call starts a fresh worker
         if kind == "error":
             raise RowFailure("error", value)
@@ -155,15 +179,16 @@ def _describe_exit(code: int | None) -> str:
 
 
 class InProcess:
-    """The same interface without isolation (--in-process): faster to debug, but one crash ends the run."""
+    """The same interface without isolation (--in-process): easier to debug, but one crash ends the run, and the
+    rows then share the judge's process (which they could reach): not for results to trust."""
 
     starts = 0
     start_s = 0.0
 
     def call(self, name: str, *args, timeout_s: float | None = None):
-        from . import runner
+        from . import worker
 
-        return getattr(runner, name)(*args)
+        return getattr(worker, name)(*args)
 
     def close(self) -> None:
         pass

@@ -21,10 +21,16 @@ MakeInputs = Callable[[Shape, torch.dtype, torch.device, torch.Generator], Input
 
 @dataclasses.dataclass(frozen=True)
 class Tolerance:
-    """An output element passes when |out - ref| <= atol + rtol * |ref| (ref computed in float64)."""
+    """An output element passes when |out - expected| <= atol + rtol·|ref| + ulps·ulp(expected).
+
+    ref is the float64 reference. With ulps = 0, expected is ref itself. With ulps > 0, expected is ref correctly
+    rounded to the output dtype (what an exact kernel would return), and ulp(expected) the spacing of the output
+    dtype there: "within 2 ulps of the correctly rounded answer" is Tolerance(atol=0, rtol=0, ulps=2), with atol
+    left for outputs whose spacing is absolute (subnormals, cancellation near zero)."""
 
     atol: float
     rtol: float
+    ulps: float = 0.0
 
 
 @dataclasses.dataclass(frozen=True)

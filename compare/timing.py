@@ -1,6 +1,7 @@
-"""Timing on the GPU: CUDA events around each call with the L2 cache flushed before it (triton.testing.do_bench),
-after warm-up calls that take JIT compilation, autotuning and torch.compile out of the numbers. Reported: the
-median and the interquartile range of the per-call times.
+"""Timing on the GPU: CUDA events around each call with the L2 cache flushed before it (the method of
+triton.testing.do_bench), after warm-up calls that take JIT compilation, autotuning and torch.compile out of the
+numbers, and at least MIN_SAMPLES timed calls however long each takes. Reported: the median and the interquartile
+range of the per-call times, and how many calls they come from.
 
 Beside each timing under HOST_CHECK_BELOW_MS, the host's own time per call: how long the Python side of a call
 (argument checks, allocation, an autotuner's dispatch, a launcher, torch.compile's guards) takes to return. do_bench
@@ -17,7 +18,8 @@ import time
 
 import torch
 
-NOISY_IQR_FRACTION = 0.10  # a timing whose IQR exceeds this fraction of its median is flagged
+NOISY_IQR_FRACTION = 0.10
+MIN_SAMPLES = 10  # timed calls per timing, however long one call takes (compare.schedule.MIN_SAMPLES)  # a timing whose IQR exceeds this fraction of its median is flagged
 # Host time per call is measured for timings shorter than this; a Python call's overhead (tens of microseconds)
 # cannot bind a call that keeps the GPU busy for longer.
 HOST_CHECK_BELOW_MS = 1.0
@@ -50,49 +52,71 @@ class Timing:
     host_us: float | None = None
     # host_us >= the median: at this size the host can't issue calls as fast as the GPU finishes them
     host_bound: bool = False
+    samples: int = 0  # timed calls behind the median
+    implausible: str = ""  # why this timing can't be right (compare.accounting), if it can't
 
     @property
     def iqr_ms(self) -> float:
         return self.q75_ms - self.q25_ms
 
 
-def measure(fn, warmup_calls: int = 3, warmup_ms: int = 25, rep_ms: int = 100) -> tuple[float, float, float]:
-    """(q25, median, q75) in milliseconds."""
-    from triton.testing import do_bench
-
+def measure(fn, warmup_calls: int = 3, warmup_ms: float = 25, rep_ms: float = 100,
+            min_samples: int = MIN_SAMPLES, on_timed=None) -> tuple[float, float, float, int]:
+    """(q25, median, q75) in milliseconds and the number of timed calls: the method of triton.testing.do_bench
+    (warm-up calls, then CUDA events around each call with the 256 MB L2 flush queued before it), with at least
+    min_samples timed calls however long one call takes. on_timed(True/False) is called around the timed calls,
+    so a caller can tell them from the warm-up calls."""
+    flush = _flush_fn()
     for _ in range(warmup_calls):
         fn()
     torch.cuda.synchronize()
-    q25, q50, q75 = do_bench(fn, warmup=warmup_ms, rep=rep_ms, quantiles=[0.25, 0.5, 0.75])
-    return q25, q50, q75
-
-
-def input_sets(make, nbytes: int, l2_bytes: int | None) -> list:
-    """Inputs small enough to sit in L2 are rotated among several copies, so no call finds its data already
-    cached by the previous one (do_bench also flushes L2 between calls; this keeps it honest without that)."""
-    copies = 1
-    if l2_bytes and nbytes < 2 * l2_bytes:
-        copies = min(8, math.ceil(4 * l2_bytes / max(nbytes, 1)))
-    return [make(i) for i in range(copies)]
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(5):
+        flush()
+        fn()
+    end.record()
+    torch.cuda.synchronize()
+    estimate_ms = max(start.elapsed_time(end) / 5, 1e-4)
+    for _ in range(max(1, int(warmup_ms / estimate_ms))):
+        fn()
+    samples = max(min_samples, int(rep_ms / estimate_ms))
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(samples)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(samples)]
+    if on_timed:
+        on_timed(True)
+    for i in range(samples):
+        flush()
+        starts[i].record()
+        fn()
+        ends[i].record()
+    if on_timed:
+        on_timed(False)
+    torch.cuda.synchronize()
+    times = torch.tensor([s.elapsed_time(e) for s, e in zip(starts, ends)], dtype=torch.float64)
+    q25, q50, q75 = torch.quantile(times, torch.tensor([0.25, 0.5, 0.75], dtype=torch.float64)).tolist()
+    return q25, q50, q75, samples
 
 
 def rotating(fn, sets):
+    """A call of fn on the next input set, round and round."""
     cycle = itertools.cycle(sets)
     return lambda: fn(*next(cycle))
 
 
-def time_calls(fn, sets, *, impl: str, dtype: str, shape: str, nbytes: int, flops: int,
-               graph: bool = False) -> Timing:
-    """fn(*inputs) timed over the rotating input sets, and with graph also as CUDA-graph replays: the one method
-    behind every number in a timing table, the implementations' and the same-bytes copy's alike."""
-    q25, median, q75 = measure(rotating(fn, sets))
+def time_calls(call, *, impl: str, dtype: str, shape: str, nbytes: int, flops: int, graph: bool = False,
+               on_timed=None, graph_calls=None) -> Timing:
+    """call() timed (it rotates among input sets itself), and with graph also as CUDA-graph replays of graph_calls
+    (one per input set): the one method behind every number in a timing table, the implementations' and the
+    same-bytes copy's alike."""
+    q25, median, q75, samples = measure(call, on_timed=on_timed)
     t = Timing(impl, dtype, shape, median, q25, q75, nbytes, flops, nbytes / median / 1e6, flops / median / 1e9,
-               noisy=(q75 - q25) > NOISY_IQR_FRACTION * median)
+               noisy=(q75 - q25) > NOISY_IQR_FRACTION * median, samples=samples)
     if median < HOST_CHECK_BELOW_MS and torch.cuda.is_available():
-        t.host_us = host_time_per_call(rotating(fn, sets))
+        t.host_us = host_time_per_call(call)
         t.host_bound = t.host_us >= median * 1e3
     if graph:
-        t.graph_median_ms = measure_graph([lambda s=s: fn(*s) for s in sets])[1]
+        t.graph_median_ms = measure_graph(graph_calls or [call])[1]
     return t
 
 
@@ -116,23 +140,26 @@ def same_bytes_copy(nbytes: int, device: torch.device, l2: int | None, *, dtype:
                     graph: bool = False) -> Timing:
     """The per-shape memory ceiling: a plain device-to-device copy (dst.copy_(src) on uint8, a cudaMemcpyAsync)
     that moves the op's nbytes, half read and half written, timed by time_calls exactly as the rows are, with the
-    same input rotation for sizes that fit in L2. At small sizes launch latency and the ramp-up of a wave keep even
-    this copy far below copy_bandwidth; no kernel moving the same bytes escapes those costs either."""
+    same number of rotating input sets. At small sizes launch latency and the ramp-up of a wave keep even this copy
+    far below copy_bandwidth; no kernel moving the same bytes escapes those costs either."""
+    from .schedule import input_set_count
+
     half = nbytes // 2
     # One destination for every source, as a row's output lands in the same allocator block call after call.
     dst = torch.empty(half, dtype=torch.uint8, device=device)
     gen = torch.Generator(device=device).manual_seed(0)
-    sets = input_sets(lambda i: (dst, torch.randint(0, 256, (half,), dtype=torch.uint8, device=device,
-                                                    generator=gen)), nbytes, l2)
-    return time_calls(lambda d, s: d.copy_(s), sets, impl=SAME_BYTES_COPY, dtype=dtype, shape=shape,
-                      nbytes=2 * half, flops=0, graph=graph)
+    sets = [(dst, torch.randint(0, 256, (half,), dtype=torch.uint8, device=device, generator=gen))
+            for _ in range(input_set_count(nbytes, l2))]
+    copy = lambda d, s: d.copy_(s)  # noqa: E731
+    return time_calls(rotating(copy, sets), impl=SAME_BYTES_COPY, dtype=dtype, shape=shape, nbytes=2 * half,
+                      flops=0, graph=graph, graph_calls=[lambda s=s: copy(*s) for s in sets])
 
 
 def copy_bandwidth(device: torch.device, nbytes: int = 1 << 30) -> float:
     """The practical memory ceiling: GB/s of a device-to-device copy, counting bytes read plus bytes written."""
     src = torch.randn(nbytes // 4, device=device)
     dst = torch.empty_like(src)
-    _, median, _ = measure(lambda: dst.copy_(src))
+    _, median, _, _ = measure(lambda: dst.copy_(src))
     return 2 * nbytes / (median * 1e-3) / 1e9
 
 
@@ -163,7 +190,7 @@ def measure_graph(calls) -> tuple[float, float, float]:
             call()
         graphs.append(graph)
     cycle = itertools.cycle(graphs)
-    return measure(lambda: next(cycle).replay())
+    return measure(lambda: next(cycle).replay())[:3]
 
 
 def profiler_kernel_ms(fn, calls: int = 20) -> float:
@@ -203,3 +230,21 @@ def profiler_disagrees(events_ms: float, profiler_ms: float) -> bool:
     """Kernel time the events did not see (work on another stream, say) shows as profiler time well above the
     events' median. The other way round is normal for small sizes: events also count launch gaps."""
     return profiler_ms > 1.10 * events_ms + 0.002
+
+
+def gpu_activities(fn) -> list[dict]:
+    """Every GPU activity one fn() causes, in launch order, from torch.profiler (CUPTI): kernels, memsets and
+    copies, each with its name, the stream it ran on (CUPTI's stream id) and its duration in microseconds."""
+    from torch.autograd import DeviceType
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    found = []
+    for evt in prof.profiler.kineto_results.events():
+        if evt.device_type() != DeviceType.CUDA:
+            continue
+        found.append({"name": evt.name(), "stream": int(evt.device_resource_id()), "start_ns": int(evt.start_ns()),
+                      "us": evt.duration_ns() / 1e3})
+    return sorted(found, key=lambda a: a["start_ns"])

@@ -110,12 +110,6 @@ def test_seed_is_stable_and_distinct_per_case():
     assert a != check.case_seed(0, "gelu", "float32", (2,), "random")
 
 
-def test_strided_copy_keeps_values_and_breaks_contiguity():
-    x = torch.randn(5, 7)
-    y = check.strided_copy(x)
-    assert not y.is_contiguous() and torch.equal(x, y)
-
-
 def test_ignoring_strides_fails_but_refusing_them_passes():
     def reads_storage_as_contiguous(x):
         flat = torch.as_strided(x, (x.numel(),), (1,))  # ignores x.stride()
@@ -133,3 +127,91 @@ def test_ignoring_strides_fails_but_refusing_them_passes():
     r = check.check_case(GELU, "planted", refuses, torch.float32, SHAPE, torch.device("cpu"), seed=0,
                          inputs_name=check.NON_CONTIGUOUS)
     assert r.ok and "refused" in r.message
+
+
+# ---- state across calls: every case calls the row twice and judges the first output again after the second ------
+def test_an_output_buffer_reused_across_calls_fails():
+    kept = {}
+
+    def reuses_its_output(x):
+        out = kept.setdefault(x.shape, torch.empty_like(x))  # one buffer per shape, handed out on every call
+        out.copy_(GELU.reference(x.double()))
+        return out
+
+    r = run(reuses_its_output)
+    assert not r.ok and "changed into call B's answer" in r.message, r.message
+
+
+def test_a_workspace_not_cleared_between_calls_fails():
+    total = {}
+
+    def accumulates(x):  # right on the first call at a shape, then adds onto the last answer
+        acc = total.setdefault(x.shape, torch.zeros(x.shape, dtype=torch.float64))
+        acc += GELU.reference(x.double())
+        return acc.to(x.dtype)
+
+    r = run(accumulates)
+    assert not r.ok and "call A" in r.message, r.message
+
+
+def test_an_answer_cached_by_shape_fails():
+    cache = {}
+
+    def caches(x):
+        return cache.setdefault(x.shape, GELU.reference(x.double()).to(x.dtype)).clone()
+
+    r = run(caches)
+    assert not r.ok, r.message
+
+
+def test_the_warm_up_output_is_not_judged_but_the_calls_after_it_are():
+    calls = []
+
+    def right_only_on_its_first_call(x):  # as an autotuner's first call, which runs every config into the output
+        calls.append(1)
+        y = GELU.reference(x.double()).to(x.dtype)
+        if len(calls) > 1:
+            y[x.numel() // 2:] = float("nan")  # the chosen config leaves half unwritten
+        return y
+
+    r = run(right_only_on_its_first_call)
+    assert not r.ok and "call A" in r.message and "NaN" in r.message, r.message
+    assert len(calls) == 3  # warm-up, A, B
+
+
+def test_each_case_gets_inputs_of_its_own_per_row():
+    from compare import schedule
+
+    a = schedule.case_seeds(0, GELU, "cuda:vec", torch.float32, (1000,), "random", None, "check")
+    b = schedule.case_seeds(0, GELU, "triton:tuned", torch.float32, (1000,), "random", None, "check")
+    assert len(set(a)) == 3 and not set(a) & set(b)
+
+
+# ---- ulps: judged against the correctly rounded reference ----------------------------------------------------------
+def test_ulp_spacing_of_each_dtype():
+    x = torch.tensor([1.0, 1.5, 2.0, -3.0, 0.0], dtype=torch.float64)
+    assert check.ulp(x, torch.float32).tolist()[:4] == [2.0**-23, 2.0**-23, 2.0**-22, 2.0**-22]
+    assert check.ulp(x, torch.bfloat16).tolist()[:3] == [2.0**-7, 2.0**-7, 2.0**-6]
+    assert check.ulp(x, torch.float16)[4] == 2.0**-24  # fp16's subnormal spacing
+
+
+def test_ulps_bound_passes_one_ulp_and_fails_two():
+    ref = torch.linspace(1.0, 2.0, 101, dtype=torch.float64)[:-1]
+    tol = Tolerance(atol=0.0, rtol=0.0, ulps=1)
+    exact = ref.to(torch.bfloat16)
+    one_up = (exact.double() + 2.0**-7).to(torch.bfloat16)
+    two_up = (exact.double() + 2.0**-6).to(torch.bfloat16)
+    assert check.compare(exact, ref, tol, torch.bfloat16)[0]
+    assert check.compare(one_up, ref, tol, torch.bfloat16)[0]
+    ok, message, _ = check.compare(two_up, ref, tol, torch.bfloat16)
+    assert not ok and "ulp" in message
+
+
+def test_overflow_to_inf_in_the_output_dtype_is_expected():
+    ref = torch.tensor([70000.0, -1e6, 1.0], dtype=torch.float64)  # beyond fp16's largest finite, 65504
+    tol = Tolerance(atol=0.0, rtol=1e-3)
+    right = torch.tensor([float("inf"), float("-inf"), 1.0], dtype=torch.float16)
+    assert check.compare(right, ref, tol, torch.float16)[0]
+    clamped = torch.tensor([65504.0, -65504.0, 1.0], dtype=torch.float16)
+    ok, message, _ = check.compare(clamped, ref, tol, torch.float16)
+    assert not ok and "non-finite reference" in message

@@ -1,0 +1,265 @@
+"""The worker side: the process that runs one row's code. It loads the row, calls it on inputs the parent made and
+hands every output back; it times the row and lists the kernels it launched. It judges nothing: the float64
+reference and the comparison run in the parent (compare.runner, compare.check), which never imports a row's code,
+so no row can reach the judge. Everything here is called by name through compare.isolate.
+
+Inputs arrive from the parent (CUDA tensors through CUDA IPC, CPU tensors through shared memory) and outputs go
+back the same way; the parent keeps pristine copies of the inputs, so a row that writes into its inputs is seen
+there too.
+"""
+from __future__ import annotations
+
+import dataclasses
+import time
+
+import torch
+
+from . import capture as capture_mod
+from . import env, timing
+from .discover import Impl
+
+_row: dict = {}  # the loaded row: {"impl": Impl, "fn": callable}
+progress = lambda: None  # noqa: E731  (set by compare.isolate: tells the parent a long call is alive)
+
+
+def set_progress_callback(callback) -> None:
+    global progress
+    progress = callback
+
+
+def load_row(impl: Impl) -> None:
+    """Import or build the row (CUDA rows load the module the parent's build step left in the cache)."""
+    if impl.backend == "triton":
+        _use_interpreter_autotune_stub(impl)
+    fn = impl.load()
+    if impl.backend == "triton":
+        _use_interpreter_autotune_stub(impl)
+    _row.clear()
+    _row.update(impl=impl, fn=fn)
+    capture_mod.raise_recompile_limit()
+
+
+def _fn():
+    return _row["fn"]
+
+
+def poison_free_memory(device: torch.device, nbytes: int) -> None:
+    """Fill memory the allocator will hand out next with 0xFF bytes, a NaN in every float format: an allocation
+    of the same size right after this reuses the block, so output a kernel never writes reads back as NaN."""
+    if device.type != "cuda" or nbytes <= 0:
+        return
+    block = torch.empty(nbytes, dtype=torch.uint8, device=device)
+    block.fill_(0xFF)
+    del block
+
+
+def _sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def _nbytes(inputs) -> int:
+    return max((t.untyped_storage().nbytes() for t in inputs if isinstance(t, torch.Tensor)), default=0)
+
+
+@dataclasses.dataclass
+class CaseOutputs:
+    """What a check case's calls returned: A's output as it came back (a copy taken at once), A's output again
+    after call B, and B's output; or the row's refusal of the inputs."""
+
+    first_a: object = None
+    a: object = None
+    b: object = None
+    refused: str = ""  # the row's error message, when it raised on a non-contiguous layout
+    warmup_s: float = 0.0  # the warm-up call's wall time: JIT compilation and autotuning on a first call
+
+
+def _handover(out):
+    """An output as the parent can receive it: tensors as they are (the parent copies them on arrival), anything
+    else described, so an implementation returning a tuple or a number is judged wrong rather than crashing."""
+    if isinstance(out, torch.Tensor):
+        return out.detach()
+    return f"{type(out).__name__}: {str(out)[:200]}"
+
+
+def call_case(warmup, inputs_a, inputs_b, may_refuse: bool, fn=None) -> CaseOutputs:
+    """The three calls of one check case (compare.schedule): a discarded warm-up, then A and B, each into freshly
+    poisoned memory. A refusal (an exception) is returned for the parent to judge when may_refuse (a non-contiguous
+    layout, which a row may refuse with an error that says so); otherwise it propagates. fn: the loaded row by
+    default (compare.check.check_case passes one, to run a case in its own process)."""
+    fn = fn or _fn()
+    device = inputs_a[0].device
+    start = time.perf_counter()
+    try:
+        out = fn(*warmup)
+        del out
+        _sync(device)
+    except Exception as exc:
+        if may_refuse:
+            return CaseOutputs(refused=str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__)
+        raise
+    warmup_s = time.perf_counter() - start
+    poison_free_memory(device, 2 * _nbytes(inputs_a))
+    out_a = fn(*inputs_a)
+    _sync(device)
+    first_a = out_a.detach().clone() if isinstance(out_a, torch.Tensor) else out_a
+    poison_free_memory(device, 2 * _nbytes(inputs_b))
+    out_b = fn(*inputs_b)
+    _sync(device)
+    return CaseOutputs(_handover(first_a), _handover(out_a), _handover(out_b), warmup_s=warmup_s)
+
+
+@dataclasses.dataclass
+class TimedOutputs:
+    timing: timing.Timing
+    first: object  # the output of the first timed call
+    first_set: int  # the index of the input set it was given
+    last: object
+    last_set: int
+
+
+class _Recorder:
+    """Calls fn over the rotating input sets and keeps the outputs of the first recorded call and of the latest."""
+
+    def __init__(self, fn, sets):
+        self.fn, self.sets, self.calls = fn, sets, 0
+        self.recording = False
+        self.first = self.last = None
+
+    def __call__(self):
+        index = self.calls % len(self.sets)
+        self.calls += 1
+        out = self.fn(*self.sets[index])
+        if self.recording:
+            if self.first is None:
+                self.first = (index, out)
+            self.last = (index, out)
+        return out
+
+
+def time_cell(sets, impl: str, dtype: str, shape: str, nbytes: int, flops: int, graph: bool,
+              profile_check: bool) -> TimedOutputs:
+    """One timed cell: the row's calls rotating over the input sets (timing.measure), the outputs of the first and
+    last timed call kept for the parent to judge."""
+    fn = _fn()
+    recorder = _Recorder(fn, sets)
+    t = timing.time_calls(recorder, impl=impl, dtype=dtype, shape=shape, nbytes=nbytes, flops=flops, graph=graph,
+                          on_timed=lambda on: setattr(recorder, "recording", on),
+                          graph_calls=[lambda s=s: fn(*s) for s in sets])
+    if profile_check:  # a cross-check of the row's own kernels against the events
+        t.profiler_ms = timing.profiler_kernel_ms(lambda: fn(*sets[0]))
+        t.profiler_disagrees = timing.profiler_disagrees(t.median_ms, t.profiler_ms)
+    (first_set, first), (last_set, last) = recorder.first, recorder.last
+    return TimedOutputs(t, _handover(first), first_set, _handover(last), last_set)
+
+
+def kernels_launched(inputs) -> dict:
+    """One call of the row under torch.profiler: every GPU activity it caused (kernels, memsets, copies) with its
+    stream, and the stream the harness times on, found from a marker kernel (torch's spin kernel, a few cycles)
+    launched there just before the call in the same trace."""
+    fn = _fn()
+    fn(*inputs)  # warm: JIT compilation and autotuning are not the call's own kernels
+    torch.cuda.synchronize()
+    found = timing.gpu_activities(lambda: (torch.cuda._sleep(1), fn(*inputs)))
+    marker = next((i for i, a in enumerate(found) if MARKER_KERNEL in a["name"]), None)
+    if marker is None:
+        return {"timing_stream": None, "activities": found}
+    return {"timing_stream": found[marker]["stream"], "activities": found[:marker] + found[marker + 1:]}
+
+
+MARKER_KERNEL = "spin_kernel"  # what torch.cuda._sleep launches
+
+
+def capture(dtype: torch.dtype, shape, inputs, mode: str, dtype_name: str, shape_name: str):
+    """The code torch.compile generates for the op's torch version (torch:compile rows)."""
+    from .discover import load_op
+
+    op = load_op(_row["impl"].op)
+    return capture_mod.capture(op.torch_eager, inputs, _row["impl"].name, mode, dtype_name, shape_name)
+
+
+def triton_resources() -> list[dict]:
+    """Per Triton kernel the row launches: how many variants were compiled (autotune configs x dtypes), their
+    register range, worst spills and shared memory, and the configs the autotuner chose."""
+    impl = _row["impl"]
+    found = []
+    for name, obj in _triton_kernels(impl):
+        jit_fn = obj
+        while not hasattr(jit_fn, "device_caches") and hasattr(jit_fn, "fn"):
+            jit_fn = jit_fn.fn
+        compiled = []
+        for cache in getattr(jit_fn, "device_caches", {}).values():
+            kernels = cache[0] if isinstance(cache, tuple) else cache
+            compiled += list(getattr(kernels, "values", lambda: [])())
+        if not compiled:
+            continue
+        regs = [getattr(k, "n_regs", 0) or 0 for k in compiled]
+        chosen = sorted({str(c) for c in getattr(obj, "cache", {}).values()})
+        found.append({"impl": impl.name, "kernel": name, "variants": len(compiled),
+                      "registers": f"{min(regs)}-{max(regs)}" if min(regs) != max(regs) else str(regs[0]),
+                      "spills": max(getattr(k, "n_spills", 0) or 0 for k in compiled),
+                      "shared_bytes": max(getattr(getattr(k, "metadata", None), "shared", 0) or 0 for k in compiled),
+                      "chosen_configs": chosen})
+    return found
+
+
+def _triton_kernels(impl: Impl) -> list:
+    """The @triton.jit objects a Triton variant launches (from the same reachability walk the line count uses)."""
+    from . import count
+    from .discover import triton_function
+
+    module = __import__(triton_function(impl.source, impl.variant).__module__, fromlist=["_"])
+    names = count.triton_kernel_names(impl.source, impl.variant)
+    return [(n, getattr(module, n)) for n in names if hasattr(module, n)]
+
+
+def _use_interpreter_autotune_stub(impl: Impl) -> None:
+    """Triton's autotuner benchmarks on a GPU; under the interpreter, run each config once instead (so every
+    config is still executed) and keep the first."""
+    if not env.interpreting():
+        return
+
+    def run_once(kernel_call, quantiles=None, **_):
+        kernel_call()
+        return [0.0, 0.0, 0.0]
+
+    for _, obj in _triton_kernels(impl):
+        if hasattr(obj, "configs") and hasattr(obj, "fn"):
+            obj.do_bench = run_once
+
+
+# ---- harness-only calls (run in a worker that loads no row) -------------------------------------------------------
+def build(op_name: str, source: str | None, flags: list[str]):
+    """Build a .cu in a worker, so the parent never loads a row's module (its static initializers run code)."""
+    from . import build as build_mod
+
+    return build_mod.build(op_name, flags, progress=False, path=source)
+
+
+def measure_copy_bandwidth() -> float:
+    return timing.copy_bandwidth(torch.device("cuda"))
+
+
+def measure_same_bytes_copies(cells: list[tuple[int, str, str]], graph: bool) -> list[timing.Timing]:
+    """A copy of the same bytes for every timed (nbytes, dtype, shape) of the op: not per implementation, since the
+    copy does not depend on the row."""
+    device = torch.device("cuda")
+    l2 = timing.l2_bytes(device)
+    return [timing.same_bytes_copy(nbytes, device, l2, dtype=dtype, shape=shape, graph=graph)
+            for nbytes, dtype, shape in cells]
+
+
+def l2_bytes() -> int | None:
+    return timing.l2_bytes(torch.device("cuda")) if env.has_gpu() else None
+
+
+def cuda_context_healthy() -> bool:
+    """False once a kernel fault has poisoned this process's CUDA context (every later CUDA call fails)."""
+    if not torch.cuda.is_available() or not torch.cuda.is_initialized():
+        return True
+    try:
+        torch.cuda.synchronize()
+        torch.ones(1, device="cuda").add_(1).item()
+        return True
+    except Exception:
+        return False
