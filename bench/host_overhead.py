@@ -59,7 +59,7 @@ def main() -> int:
             torch.cuda.synchronize()
             host = timing.host_time_per_call(lambda: fn(*inputs))
             gpu = timing.profiler_kernel_ms(lambda: fn(*inputs)) * 1e3
-            _, events, _ = timing.measure(lambda: fn(*inputs))
+            _, events, _, _ = timing.measure(lambda: fn(*inputs))
             print(f"{op.describe_shape(shape):24} {args.dtype:9} {impl.name:20} host {host:8.1f} us/call   "
                   f"kernels {gpu:8.1f} us/call   events {events * 1e3:8.1f} us/call", flush=True)
             if args.profile:

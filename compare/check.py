@@ -26,7 +26,7 @@ from .schedule import RANDOM, CheckCase, case_seed, dtype_name  # noqa: F401  (c
 from .spec import Op, Shape, Tolerance
 
 __all__ = ["CheckResult", "compare", "is_degenerate", "where_wrong", "judge_case", "judge_timed_output",
-           "case_inputs", "case_seed", "check_case", "dtype_name"]
+           "case_inputs", "case_seed", "check_case", "run_case_in_process", "dtype_name"]
 
 
 @dataclasses.dataclass
@@ -272,22 +272,30 @@ def judge_timed_output(op: Op, impl: str, dtype: torch.dtype, shape: Shape, whic
     return result
 
 
+def run_case_in_process(op: Op, impl_name: str, fn, case: CheckCase, device: torch.device) -> CheckResult:
+    """One case of the schedule with the row called in this process: the worker's calls and this module's judgment,
+    without the process boundary. For tests of the judge and of planted kernels; compare.runner never calls a row
+    here."""
+    from . import worker
+
+    inputs = case_inputs(op, case, device)
+    try:
+        outputs = worker.call_case(inputs.warmup, inputs.a, inputs.b, may_refuse=case.layout is not None, fn=fn)
+    except Exception as exc:
+        return failed_result(op, impl_name, case, "error", f"{type(exc).__name__}: {exc}")
+    return judge_case(op, impl_name, case, inputs, outputs)
+
+
 def check_case(op: Op, impl_name: str, fn, dtype: torch.dtype, shape: Shape, device: torch.device, seed: int,
                inputs_name: str = RANDOM, layout: str | None = None) -> CheckResult:
-    """One check case with the row called in this process: the worker's calls and this module's judgment, without
-    the process boundary. For tests of the judge and of planted kernels; compare.runner never calls a row here."""
-    from . import schedule, worker
+    """run_case_in_process for one (dtype, shape, input set, layout), with the seeds the schedule would give it."""
+    from . import schedule
 
     if inputs_name in layouts.LAYOUTS:  # a layout name given as the input set: random values in that layout
         inputs_name, layout = RANDOM, inputs_name
     case = CheckCase(dtype, tuple(shape), inputs_name, layout,
                      schedule.case_seeds(seed, op, impl_name, dtype, tuple(shape), inputs_name, layout, "check"))
-    inputs = case_inputs(op, case, device)
-    try:
-        outputs = worker.call_case(inputs.warmup, inputs.a, inputs.b, may_refuse=layout is not None, fn=fn)
-    except Exception as exc:
-        return failed_result(op, impl_name, case, "error", f"{type(exc).__name__}: {exc}")
-    return judge_case(op, impl_name, case, inputs, outputs)
+    return run_case_in_process(op, impl_name, fn, case, device)
 
 
 NON_CONTIGUOUS = "every other element"  # the layout earlier versions called the non-contiguous case

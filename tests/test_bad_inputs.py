@@ -5,7 +5,7 @@ import math
 import pytest
 import torch
 
-from compare import build, check, discover, env, runner
+from compare import build, check, discover, env, runner, worker
 
 OPS = [discover.load_op(n) for n in discover.op_names()]
 GPU = torch.cuda.is_available()
@@ -24,7 +24,7 @@ def loaded():
         if impl.backend == "cuda":
             build.build(op.name, op.cuda_flags, progress=False)
         else:
-            runner._use_interpreter_autotune_stub(impl)
+            worker._use_interpreter_autotune_stub(impl)
         fns[(op.name, impl.name)] = impl.load()
     return fns
 

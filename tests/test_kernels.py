@@ -3,7 +3,7 @@ CUDA sources built through load_inline, and on a GPU every row of every op check
 import pytest
 import torch
 
-from compare import build, check, discover, env, runner
+from compare import build, check, discover, env, runner, schedule, worker
 
 OPS = [discover.load_op(n) for n in discover.op_names()]
 TRITON_ROWS = [(op, impl) for op in OPS for impl in discover.implementations(op) if impl.backend == "triton"]
@@ -13,15 +13,14 @@ CUDA_OPS = [op for op in OPS if discover.cuda_variants(op.name)]
 @pytest.mark.slow
 @pytest.mark.parametrize("op,impl", TRITON_ROWS, ids=[i.name.replace("triton", op.name) for op, i in TRITON_ROWS])
 def test_triton_kernel_matches_reference(op, impl, device):
-    dtypes = [d for d in op.dtypes if d in (torch.float32, torch.float16)] if device.type == "cpu" else op.dtypes
-    shapes = (op.interpret_shapes or op.check_shapes[:3]) if device.type == "cpu" else op.check_shapes
-    runner._use_interpreter_autotune_stub(impl)
+    """Every check case of the runner's schedule, called in this process (the interpreter without a GPU)."""
+    gpu = device.type == "cuda"
+    dtypes = op.dtypes if gpu else [d for d in op.dtypes if d in (torch.float32, torch.float16)]
+    worker._use_interpreter_autotune_stub(impl)
     fn = impl.load()
-    for dtype in dtypes:
-        for shape in (s for s in shapes if op.supports(impl.name, dtype, s)):
-            for inputs in ["random", check.NON_CONTIGUOUS, *op.special_inputs]:
-                r = check.check_case(op, impl.name, fn, dtype, shape, device, seed=0, inputs_name=inputs)
-                assert r.ok, f"{impl.name} {r.dtype} {r.shape} {inputs}: {r.status}: {r.message}"
+    for case in schedule.check_cases(op, impl.name, list(dtypes), gpu, [], 0):
+        r = check.run_case_in_process(op, impl.name, fn, case, device)
+        assert r.ok, f"{impl.name} {r.dtype} {r.shape} {r.inputs}: {r.status}: {r.message}"
 
 
 @pytest.mark.slow

@@ -5,7 +5,7 @@ too, under the interpreter in CI and on a GPU."""
 import pytest
 import torch
 
-from compare import check, discover, runner
+from compare import check, discover, runner, worker
 
 OP = discover.load_op("matmul")
 IMPL = next(i for i in discover.implementations(OP) if i.name == "triton:persistent")
@@ -21,7 +21,7 @@ SHAPES = [
 
 @pytest.fixture(scope="module")
 def persistent():
-    runner._use_interpreter_autotune_stub(IMPL)
+    worker._use_interpreter_autotune_stub(IMPL)
     return IMPL.load()
 
 

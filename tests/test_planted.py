@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from compare import build, check, discover, env
+from compare import build, check, discover, env, layouts, schedule
 from compare.spec import Op, Tolerance
 
 PLANTED = Path(__file__).parent / "planted"
@@ -66,10 +66,12 @@ EXPECT = {
     "softmax_cached": (OUTSIDE,),
     "softmax_race": (OUTSIDE,),
 }
-# Hazards that only one input set can show.
+# Hazards that only some input sets can show: the failures must all be on those (a layout of compare.layouts, a
+# special input set).
+LAYOUT = "a non-contiguous layout"
 EXPECT_INPUTS = {
-    "gelu_wrong_stride": check.NON_CONTIGUOUS,
-    "softmax_wrong_stride": check.NON_CONTIGUOUS,
+    "gelu_wrong_stride": LAYOUT,
+    "softmax_wrong_stride": LAYOUT,
     "softmax_no_max": "large magnitudes",
 }
 OPS = {name: discover.load_op(name) for name in ("gelu", "softmax")}
@@ -77,27 +79,21 @@ PLANTED_CU = PLANTED / "planted.cu"
 CUDA_PATTERNS = re.findall(r'\bm\.def\(\s*"(\w+)\s*\(', PLANTED_CU.read_text())
 
 
-def cases(op: Op):
-    """(dtype, shape, inputs name, base seed), in the order compare.runner.run_row checks a row: per dtype, random
-    inputs at every shape, each special input set at the first three shapes, non-contiguous views at the second and
-    third; then the re-check with fresh inputs (seed + 1) at the first and last shape (of the patterns here only
-    gelu_cached needs it)."""
-    shapes = list(op.check_shapes if GPU else (op.interpret_shapes or op.check_shapes[:3]))
+def cases(op: Op, name: str):
+    """The cases compare.runner gives a row, from its own schedule (compare.schedule), in its order and with its seeds:
+    the checks before timing and the fresh-input checks after it (the planted rows are not timed here)."""
     dtypes = list(op.dtypes) if GPU else [d for d in op.dtypes if d in (torch.float32, torch.float16)]
-    per_dtype = [(shape, "random") for shape in shapes] + [
-        (shape, name) for name in op.special_inputs for shape in shapes[:3]] + [
-        (shape, check.NON_CONTIGUOUS) for shape in shapes[1:3]]
-    out = [(dtype, shape, inputs, SEED) for dtype in dtypes for shape, inputs in per_dtype]
-    out += [(dtype, shape, "random", SEED + 1) for dtype in dtypes for shape in (shapes[0], shapes[-1])]
-    return out
+    return (schedule.check_cases(op, name, dtypes, GPU, [], SEED)
+            + schedule.recheck_cases(op, name, dtypes, GPU, [], SEED))
 
 
 def judge(op: Op, name: str, fn) -> list:
-    """check_case over the cases; the results. On the GPU stop at the first failure: the shapes are large, and the
-    first failure's message is what is asserted."""
+    """Every case, called and judged as a run would (in this process: compare.check.run_case_in_process); the
+    results. On the GPU stop at the first failure: the shapes are large, and the first failure's message is what is
+    asserted."""
     results = []
-    for dtype, shape, inputs, seed in cases(op):
-        r = check.check_case(op, name, fn, dtype, shape, DEVICE, seed, inputs)
+    for case in cases(op, name):
+        r = check.run_case_in_process(op, name, fn, case, DEVICE)
         results.append(r)
         _log(name, r)
         if GPU and r.status == "FAIL":
@@ -128,7 +124,9 @@ def assert_caught(name: str, results, expect, inputs=None) -> None:
     stray = [r for r in failed if not any(word in r.message for word in expect)]
     assert not stray, f"{name}: failures for another reason than {expect}:\n{describe(results)}"
     # Where only one input set can show the hazard, the failure must be on it (the report names the input set).
-    if inputs:
+    if inputs == LAYOUT:
+        assert all(any(name in r.inputs for name in layouts.LAYOUTS) for r in failed), describe(results)
+    elif inputs:
         assert {r.inputs for r in failed} == {inputs}, describe(results)
 
 
@@ -156,22 +154,24 @@ def test_triton_pattern_is_caught(name):
 
 
 # Controls: the patterns whose bug shows only on some inputs are right on the others, so a catch above is a catch of
-# the planted bug, not of some other slip in the planted code. The shapes are in no case list above, so the cached
-# patterns meet them for the first time.
+# the planted bug, not of some other slip in the planted code. One call each, judged directly: the cached patterns
+# are right on the first call at a shape they have not seen.
 CONTROL_SHAPES = {"gelu": (1031,), "softmax": (6, 129)}
 
 
 def _control(name, shape=None, seed=12345):
     op_name, fn = planted_triton.PATTERNS[name]
     op = OPS[op_name]
-    return check.check_case(op, "control", fn, torch.float32, shape or CONTROL_SHAPES[op_name], DEVICE, seed)
+    shape = shape or CONTROL_SHAPES[op_name]
+    (x,) = check.make_inputs(op, shape, torch.float32, DEVICE, seed)
+    return check.compare(fn(x.clone()), op.reference(x.double()), op.tolerance(torch.float32, shape), torch.float32)
 
 
 @pytest.mark.parametrize("name", ["gelu_wrong_stride", "softmax_wrong_stride", "gelu_cached", "softmax_cached",
                                   "softmax_no_max"])
 def test_triton_pattern_is_right_where_its_hazard_is_absent(name):
-    r = _control(name)  # contiguous, random, N(0, 1)-sized softmax inputs, a shape not seen before
-    assert r.ok, r.message
+    ok, message, _ = _control(name)  # contiguous, random, N(0, 1)-sized softmax inputs, a shape not seen before
+    assert ok, message
 
 
 def test_textbook_tanh_pattern_fails_exactly_where_e_to_the_2u_overflows():
@@ -187,8 +187,8 @@ def test_textbook_tanh_pattern_fails_exactly_where_e_to_the_2u_overflows():
 @pytest.mark.skipif(GPU, reason="on a GPU the programs run concurrently and race")
 def test_race_pattern_is_right_when_programs_run_one_at_a_time():
     for shape in ((5, 127), (4, 300), (2, 5000)):  # 1, 2 and 20 programs per row (256 columns each)
-        r = _control("softmax_race", shape, seed=SEED)
-        assert r.ok, f"{shape}: {r.message}"
+        ok, message, _ = _control("softmax_race", shape, seed=SEED)
+        assert ok, f"{shape}: {message}"
 
 
 # ---- CUDA -------------------------------------------------------------------------------------------------------
@@ -225,12 +225,12 @@ def test_cuda_pattern_is_caught(planted_cuda, name):
 
 
 # ---- Unwritten output right after a correct row on the same inputs ----------------------------------------------
-# compare.runner checks all rows of an op one after another in one worker process, and check_case draws a case's
-# inputs from (seed, op, dtype, shape, input set): the same inputs for every row. So when a row never writes its
-# output, the memory the allocator hands it may still hold the answer the previous row computed for the very same
-# inputs, and the unwritten output passes. Poisoning free memory before the call doesn't prevent it (the allocator
-# may hand out an exact-size stale block rather than the poisoned one; on the CPU nothing is poisoned). Whether the
-# stale block is reused depends on the allocator, so the sequence is repeated over many cases: one escape fails.
+# compare.runner gives every row inputs of its own (the row's name is in the seeds) and a worker process of its own,
+# so a row never meets memory holding another row's answer to its inputs. This is the worst case without those
+# defences: a row that never writes its output, called in the same process right after a correct row on the very
+# same inputs, where the allocator may hand it the block still holding that answer. Poisoning free memory before
+# each judged call, and scrubbing nothing else, must still show it. Whether the stale block is reused depends on the
+# allocator, so the sequence is repeated over many cases: one escape fails.
 STALE_ROUNDS = 3 if GPU else 50
 
 
@@ -245,14 +245,14 @@ def test_unwritten_output_is_caught_right_after_a_correct_row_on_the_same_inputs
         unwritten = planted_triton.gelu_unwritten
     escaped, total = [], 0
     for seed in range(SEED, SEED + STALE_ROUNDS):
-        for dtype, shape, inputs, base in cases(op):
-            if inputs != "random" or base != SEED:  # the first pass's random cases
+        for case in schedule.check_cases(op, "row", [torch.float32, torch.float16], GPU, [], seed):
+            if case.inputs != "random" or case.layout:
                 continue
-            good = check.check_case(op, "torch:eager", op.torch_eager, dtype, shape, DEVICE, seed, inputs)
+            good = check.run_case_in_process(op, "torch:eager", op.torch_eager, case, DEVICE)
             if good.status == "degenerate":  # e.g. gelu of one very negative x: nothing to judge either way
                 continue
             assert good.ok, good.message
-            bad = check.check_case(op, f"{backend}:gelu_unwritten", unwritten, dtype, shape, DEVICE, seed, inputs)
+            bad = check.run_case_in_process(op, f"{backend}:gelu_unwritten", unwritten, case, DEVICE)
             _log(f"{backend}:gelu_unwritten after torch:eager", bad)
             if bad.status == "degenerate":  # refused, not passed (if rows ever get inputs of their own)
                 continue

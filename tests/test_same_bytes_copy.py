@@ -6,7 +6,7 @@ import json
 import pytest
 import torch
 
-from compare import discover, isolate, report, runner, timing
+from compare import check, discover, isolate, report, runner, schedule, timing
 
 ENV = {"gpu": "NVIDIA H200", "torch": "2.11", "triton": "3.6", "cuda_runtime": "13.0", "nvcc": "13.0",
        "git_revision": "abc1234"}
@@ -32,7 +32,7 @@ def memory_result():
     r.same_bytes_copies = [timed(timing.SAME_BYTES_COPY, SMALL, 0.006, SMALL_BYTES),
                            timed(timing.SAME_BYTES_COPY, LARGE, 0.27, LARGE_BYTES)]
     r.rows = [runner.RowStatus("cuda:fast", "ok"), runner.RowStatus("torch:eager", "ok")]
-    runner._relate_to_ceilings(r)
+    runner.relate_to_ceilings(r)
     return r
 
 
@@ -111,7 +111,7 @@ def test_a_compute_bound_op_is_unchanged():
     r.timings = [timed("triton:tuned", "M=4096 N=4096 K=4096", 0.2, 1 << 27),
                  timed("torch:eager", "M=4096 N=4096 K=4096", 0.18, 1 << 27)]
     r.timings[0].tflops, r.timings[1].tflops = 90.0, 100.0
-    runner._relate_to_ceilings(r)
+    runner.relate_to_ceilings(r)
     assert r.timings[0].ceiling == "torch:eager (vendor library)"
     assert r.timings[0].fraction_of_ceiling == pytest.approx(0.9)
     assert r.timings[0].fraction_of_same_bytes_copy is None
@@ -120,43 +120,45 @@ def test_a_compute_bound_op_is_unchanged():
     assert "same_bytes_copy" not in report.to_json(r, "x")["ceilings"]
 
 
-def test_the_worker_measures_one_copy_per_timed_shape_and_dtype_with_the_op_s_bytes(monkeypatch):
-    measured = []
-    monkeypatch.setattr(timing, "l2_bytes", lambda device: 50 << 20)
-    monkeypatch.setattr(timing, "same_bytes_copy", lambda nbytes, device, l2, **kw: measured.append((nbytes, kw)))
+def test_one_copy_is_measured_per_timed_shape_and_dtype_with_the_op_s_bytes(monkeypatch):
+    class RecordingPool:
+        def call(self, name, *args, **kw):
+            calls.append((name, args))
+            return 4000.0 if name == "measure_copy_bandwidth" else []
+
+    calls = []
     op = discover.load_op("softmax")
-    options = runner.Options(quick=True, dtypes=["float32", "float16"], graph=True)
-    runner.measure_same_bytes_copies("softmax", options)
-    expected = [(op.bytes_moved(shape, dtype), op.describe_shape(shape))
+    options = runner.Options(quick=True, dtypes=["float32", "float16"], graph=True, progress=False)
+    runner._measure_ceilings(RecordingPool(), op, options, schedule.timed_shapes(op, quick=True), runner.OpResult(
+        "softmax", "", "memory", dict(ENV)))
+    (_, (cells, graph)), = [c for c in calls if c[0] == "measure_same_bytes_copies"]
+    expected = [(op.bytes_moved(shape, dtype), check.dtype_name(dtype), op.describe_shape(shape))
                 for dtype in (torch.float32, torch.float16) for shape in op.quick_bench_shapes]
-    assert [(n, kw["shape"]) for n, kw in measured] == expected
-    assert {kw["dtype"] for _, kw in measured} == {"float32", "float16"}
-    assert all(kw["graph"] for _, kw in measured)  # with --graph the copy is graph-timed like the rows
+    assert cells == expected
+    assert graph  # with --graph the copy is graph-timed like the rows
 
 
 def test_the_copy_is_timed_by_the_rows_method_on_the_rows_rotation(monkeypatch):
     seen = {}
 
-    def time_calls(fn, sets, **kw):
-        seen.update(fn=fn, sets=sets, **kw)
+    def time_calls(call, **kw):
+        seen.update(call=call, **kw)
         return "timed"
 
     monkeypatch.setattr(timing, "time_calls", time_calls)
     nbytes, l2 = 1001, 4096  # odd: the copy moves 500 bytes each way
     assert timing.same_bytes_copy(nbytes, torch.device("cpu"), l2, dtype="float16", shape="7x11",
                                   graph=True) == "timed"
-    assert len(seen["sets"]) == len(timing.input_sets(lambda i: i, nbytes, l2)) > 1
+    assert len(seen["graph_calls"]) == schedule.input_set_count(nbytes, l2) > 1
     assert seen["nbytes"] == 1000 and seen["flops"] == 0 and seen["graph"] is True
     assert seen["impl"] == timing.SAME_BYTES_COPY and (seen["dtype"], seen["shape"]) == ("float16", "7x11")
-    dst, src = seen["sets"][-1]
-    assert dst.numel() == src.numel() == 500 and dst.dtype == torch.uint8
-    seen["fn"](dst, src)
-    assert torch.equal(dst, src)
+    out = seen["call"]()  # one call: a copy of the next source into the one destination
+    assert out.numel() == 500 and out.dtype == torch.uint8
 
 
 def test_time_calls_turns_the_median_into_gbps(monkeypatch):
-    monkeypatch.setattr(timing, "measure", lambda fn: (0.9, 1.0, 1.2))
-    t = timing.time_calls(lambda: None, [()], impl="x", dtype="float32", shape="1M", nbytes=4 << 20, flops=0)
+    monkeypatch.setattr(timing, "measure", lambda fn, **kw: (0.9, 1.0, 1.2, 10))
+    t = timing.time_calls(lambda: None, impl="x", dtype="float32", shape="1M", nbytes=4 << 20, flops=0)
     assert t.gbps == pytest.approx((4 << 20) / 1e-3 / 1e9) and t.noisy and t.graph_median_ms is None
 
 
@@ -166,8 +168,12 @@ def test_a_copy_that_cannot_be_measured_is_reported_and_the_run_goes_on(memory_r
             raise isolate.RowFailure("crashed", "the worker process died (killed by SIGKILL); see its output above")
 
     r = runner.OpResult("softmax", "row softmax", "memory", dict(ENV), ceilings={"copy_gbps": 4000.0})
-    runner._measure_same_bytes_copies(FailingPool(), discover.load_op("softmax"),
-                                      runner.Options(progress=False), r)
+    class CopyFailingPool(FailingPool):
+        def call(self, name, *args, **kw):
+            return 4000.0 if name == "measure_copy_bandwidth" else super().call(name, *args, **kw)
+
+    runner._measure_ceilings(CopyFailingPool(), discover.load_op("softmax"), runner.Options(progress=False),
+                             [(4096, 1024)], r)
     assert r.same_bytes_copies == [] and "killed by SIGKILL" in r.ceilings["same_bytes_copy_error"]
     assert "could not be measured: crashed" in report.markdown(r, {"command": "x", "plot": None})
 

@@ -17,7 +17,8 @@ def test_copy_bandwidth_is_plausible():
 def test_events_profiler_and_graph_agree_on_a_plain_kernel():
     x = torch.randn(1 << 26, device="cuda")
     fn = lambda: x.mul(2.0)  # noqa: E731
-    _, events, _ = timing.measure(fn)
+    _, events, _, samples = timing.measure(fn)
+    assert samples >= timing.MIN_SAMPLES
     prof = timing.profiler_kernel_ms(fn)
     _, graph, _ = timing.measure_graph([fn])
     assert not timing.profiler_disagrees(events, prof)
@@ -36,7 +37,7 @@ def test_work_on_another_stream_is_caught_by_the_profiler_cross_check():
         with torch.cuda.stream(side):  # the events are recorded on the current stream and never see this
             x.mul(2.0)
 
-    _, events, _ = timing.measure(escapes_the_events)
+    _, events, _, _ = timing.measure(escapes_the_events)
     prof = timing.profiler_kernel_ms(escapes_the_events)
     torch.cuda.synchronize()
     assert timing.profiler_disagrees(events, prof), (events, prof)
@@ -51,7 +52,7 @@ def test_launch_overhead_shows_in_events_and_vanishes_in_graphs():
             y = y + 1
         return y
 
-    _, events, _ = timing.measure(many_tiny_launches)
+    _, events, _, _ = timing.measure(many_tiny_launches)
     _, graph, _ = timing.measure_graph([many_tiny_launches])
     assert graph < events
 
@@ -78,9 +79,9 @@ def test_host_work_longer_than_the_kernel_is_marked_host_bound():
             pass
         return small.mul(2.0)
 
-    bound = timing.time_calls(slow_host, [()], impl="slow host", dtype="float32", shape="64K", nbytes=1 << 19,
+    bound = timing.time_calls(slow_host, impl="slow host", dtype="float32", shape="64K", nbytes=1 << 19,
                               flops=0)
     assert bound.host_bound and bound.host_us >= 250, bound
-    fine = timing.time_calls(lambda: large.mul(2.0), [()], impl="large", dtype="float32", shape="64M",
+    fine = timing.time_calls(lambda: large.mul(2.0), impl="large", dtype="float32", shape="64M",
                              nbytes=1 << 29, flops=0)
     assert fine.median_ms < timing.HOST_CHECK_BELOW_MS and fine.host_us is not None and not fine.host_bound, fine
