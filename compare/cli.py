@@ -31,6 +31,7 @@ examples:
   python -m compare all --quick              every op, two sizes each
   python -m compare gelu --impls cuda,triton:tuned --dtypes float32 --sizes 1M,256M
   python -m compare gelu --show inductor     also print what torch.compile generated
+  python -m compare softmax --sanitize       its CUDA and Triton rows under compute-sanitizer (needs a GPU)
 """
 
 
@@ -94,6 +95,12 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--in-process", action="store_true",
                    help="run every row in this process instead of a worker (easier to debug; one crash then "
                         "ends the run)")
+    p.add_argument("--sanitize", action="store_true",
+                   help="instead of checking and timing: run every CUDA and Triton row under NVIDIA's "
+                        "compute-sanitizer at a few small check shapes (memcheck, and racecheck for rows that use "
+                        "shared memory) and report errors per row; needs a GPU and the CUDA toolkit. --impls, "
+                        "--dtypes, --sizes (the shapes to run), --seed and --row-timeout apply; --out DIR also writes "
+                        "DIR/sanitize/<op>.json")
     return p
 
 
@@ -125,6 +132,11 @@ def main(argv: list[str] | None = None) -> int:
     except (discover.UnknownOp, discover.SpecError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if args.sanitize:
+        from . import sanitize
+
+        return sanitize.main(ops, args.impls, dtypes=args.dtypes, sizes=args.sizes, out=args.out, seed=args.seed,
+                             timeout_s=args.row_timeout)
 
     from . import report, runner
 
