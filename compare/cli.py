@@ -99,8 +99,8 @@ def make_parser() -> argparse.ArgumentParser:
                    help="instead of checking and timing: run every CUDA and Triton row under NVIDIA's "
                         "compute-sanitizer at a few small check shapes (memcheck, and racecheck for rows that use "
                         "shared memory) and report errors per row; needs a GPU and the CUDA toolkit. --impls, "
-                        "--dtypes, --sizes (the shapes to run), --seed and --row-timeout apply; --out DIR also writes "
-                        "DIR/sanitize/<op>.json")
+                        "--dtypes, --sizes (the shapes to run), --seed and --row-timeout apply; --out FILE also writes "
+                        "the results to FILE as JSON")
     return p
 
 

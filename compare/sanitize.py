@@ -1,7 +1,7 @@
 """Every CUDA and Triton row of an op under NVIDIA's compute-sanitizer: memcheck (out-of-bounds and misaligned
 accesses) for every row, racecheck (shared-memory hazards) for the rows whose kernels use shared memory.
 
-    python -m compare softmax --sanitize [--impls ...] [--dtypes ...] [--sizes ...] [--out DIR]
+    python -m compare softmax --sanitize [--impls ...] [--dtypes ...] [--sizes ...] [--out FILE.json]
 
 The ordinary checks compare outputs, so they can't see a kernel that computes the right values and also reads or
 writes a little past the end of its buffers; the sanitizer can. How a run goes, and why:
@@ -26,7 +26,7 @@ writes a little past the end of its buffers; the sanitizer can. How a run goes, 
   * Autotuned Triton kernels run every config once instead of benchmarking them: each config is code that may run,
     and one launch of each is enough for the sanitizer.
 
-Exit status of ``--sanitize``: 0 when no row has errors, 1 when a row has errors or could not run to its end, 2 when
+With ``--out FILE`` the results go to a JSON file too. Exit status of ``--sanitize``: 0 when no row has errors, 1 when a row has errors or could not run to its end, 2 when
 this machine can't run the sanitizer (no GPU, no compute-sanitizer) or for bad usage.
 """
 from __future__ import annotations
@@ -606,15 +606,17 @@ def print_table(result: SanitizeResult, file=None) -> None:
         print("\nracecheck warnings are possible hazards it could not confirm; they do not fail the run.", file=file)
 
 
-def write_json(result: SanitizeResult, out_dir: Path) -> Path:
-    out_dir = Path(out_dir) / "sanitize"
-    out_dir.mkdir(parents=True, exist_ok=True)
-    path = out_dir / f"{result.op}.json"
-    data = {"op": result.op, "gpu": env.gpu_name(), "git_revision": env.git_revision(), "dtypes": result.dtypes,
-            "shapes": {tool: [list(s) for s in shapes] for tool, shapes in result.shapes.items()},
-            "seconds": round(result.seconds, 1), "plans": [dataclasses.asdict(p) for p in result.plans],
-            "rows": [{**dataclasses.asdict(r), "status": r.status} for r in result.rows]}
-    tmp = path.with_suffix(".tmp")
+def write_json(results: list[SanitizeResult], path: Path) -> Path:
+    """The --out report: one JSON file for every op of the run (rows, their reports, the shapes and plans)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = {"gpu": env.gpu_name(), "git_revision": env.git_revision(), "ops": [
+        {"op": result.op, "dtypes": result.dtypes, "seconds": round(result.seconds, 1),
+         "shapes": {tool: [list(s) for s in shapes] for tool, shapes in result.shapes.items()},
+         "plans": [dataclasses.asdict(p) for p in result.plans],
+         "rows": [{**dataclasses.asdict(r), "status": r.status} for r in result.rows]}
+        for result in results]}
+    tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps(data, indent=1))
     os.replace(tmp, path)  # a reader never sees half a file
     return path
@@ -622,8 +624,9 @@ def write_json(result: SanitizeResult, out_dir: Path) -> Path:
 
 def main(ops, impls: dict[str, list[str] | None] | list[str] | None = None, dtypes: list[str] | None = None,
          sizes=None, out: str | None = None, seed: int = 0, timeout_s: float = 600.0) -> int:
-    """`python -m compare OP... --sanitize`: a table per op; exit status 0, 1 (a row has errors or failed) or 2.
-    `impls`: --impls patterns for every op, or per op name (as the command line resolved them for `all`)."""
+    """`python -m compare OP... --sanitize`: a table per op, and with `out` a JSON file of them all; exit status 0,
+    1 (a row has errors or failed) or 2. `impls`: --impls patterns for every op, or per op name (as the command line
+    resolved them for `all`)."""
     from . import discover
 
     problem = environment_problem()
@@ -631,7 +634,7 @@ def main(ops, impls: dict[str, list[str] | None] | list[str] | None = None, dtyp
         print(f"error: {problem}", file=sys.stderr)
         return 2
     failed = []
-    sanitized = 0
+    done: list[SanitizeResult] = []
     for op in ops:
         try:
             patterns = impls.get(op.name) if isinstance(impls, dict) else impls
@@ -644,13 +647,13 @@ def main(ops, impls: dict[str, list[str] | None] | list[str] | None = None, dtyp
             continue
         print(f"== {op.name} under compute-sanitizer ({env.gpu_name()})", flush=True)
         result = sanitize(op, patterns, dtypes=dtypes, shapes=sizes, seed=seed, timeout_s=timeout_s)
-        sanitized += 1
+        done.append(result)
         print_table(result)
-        print(f"{op.name}: sanitized in {result.seconds:.0f} s")
-        if out is not None:
-            print(f"wrote {env.relpath(write_json(result, Path(out)))}")
+        print(f"{op.name}: sanitized in {result.seconds:.0f} s\n", flush=True)
         failed += [f"{op.name} {r.row} ({r.tool}): {r.status}" for r in result.failed_rows()]
-    if not sanitized:
+    if out is not None and done:
+        print(f"wrote {env.relpath(write_json(done, Path(out)))}")
+    if not done:
         print("error: nothing to sanitize: only CUDA and Triton rows run under the sanitizer, and --impls chose none",
               file=sys.stderr)
         return 2

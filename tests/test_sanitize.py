@@ -389,10 +389,12 @@ def test_an_op_runs_memcheck_on_every_row_then_racecheck_on_those_with_shared_me
     sanitize.print_table(result)
     table = capsys.readouterr().out
     assert all(row in table for row in rows) and "racecheck" in table
-    data = json.loads(sanitize.write_json(result, tmp_path).read_text())
-    assert data["op"] == "softmax" and len(data["rows"]) == 8 and {r["status"] for r in data["rows"]} == {"ok"}
-    assert data["shapes"]["racecheck"] == [list(s) for s in sanitize.default_shapes(discover.load_op("softmax"),
-                                                                                      "racecheck")]
+    data = json.loads(sanitize.write_json([result], tmp_path / "new" / "sanitize.json").read_text())
+    (softmax,) = data["ops"]
+    assert softmax["op"] == "softmax" and len(softmax["rows"]) == 8
+    assert {r["status"] for r in softmax["rows"]} == {"ok"}
+    assert softmax["shapes"]["racecheck"] == [list(s) for s in sanitize.default_shapes(discover.load_op("softmax"),
+                                                                                         "racecheck")]
 
 
 # ---- On a GPU ------------------------------------------------------------------------------------------------------
@@ -404,11 +406,12 @@ needs_sanitizer = pytest.mark.skipif(sanitize.find_sanitizer() is None,
 @needs_sanitizer
 @pytest.mark.parametrize("op_name", discover.op_names())
 def test_shipped_rows_are_clean_under_the_sanitizer(op_name, tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "compare", op_name, "--sanitize", "--out", str(tmp_path)],
+    report = tmp_path / "sanitize.json"
+    proc = subprocess.run([sys.executable, "-m", "compare", op_name, "--sanitize", "--out", str(report)],
                           cwd=env.ROOT, capture_output=True, text=True, timeout=1800)
     log = proc.stdout[-6000:] + "\n--- stderr ---\n" + proc.stderr[-4000:]
     assert proc.returncode == 0 and "Traceback" not in proc.stderr, log
-    data = json.loads((tmp_path / "sanitize" / f"{op_name}.json").read_text())
+    (data,) = json.loads(report.read_text())["ops"]
     ran = {(r["row"], r["tool"]): r for r in data["rows"]}
     planned = {(p["row"], tool) for p in data["plans"] for tool in p["tools"]}
     assert set(ran) == planned, log  # every row under memcheck, and under racecheck where it uses shared memory
