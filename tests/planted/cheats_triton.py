@@ -65,15 +65,16 @@ def gelu_wrong_when_large(x):
     return _gelu_into(x, y, n - (1 << 20) if n > (1 << 24) else n)
 
 
-# Recognizes inputs it has seen (the same tensor again, as the timing loop passes them) and hands back the answer
-# it kept, launching nothing: right, and "fast". Caught by the kernel accounting (its call launches no kernel)
-# and, in the timing tables, by a speed no copy of its bytes can reach.
+# Recognizes inputs it has seen (the same tensor again, holding the same values at its ends, as the timing loop
+# passes them) and hands back the answer it kept, launching nothing: right, and "fast". Caught by the kernel
+# accounting (its call launches no kernel) and by a speed no copy of its bytes can reach.
 _seen: dict = {}
 
 
 @variant("gelu_cached_by_input")
 def gelu_cached_by_input(x):
-    key = (x.data_ptr(), tuple(x.shape), x.dtype, x._version)
+    flat = x.reshape(-1)
+    key = (x.data_ptr(), tuple(x.shape), x.dtype, float(flat[0]), float(flat[-1])) if x.numel() else None
     if key not in _seen:
         if len(_seen) > 16:
             _seen.clear()
