@@ -8,6 +8,7 @@ Each row's failure is recorded on that row and the run goes on; the caller decid
 ``OpResult.failed_rows()``."""
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import time
 import torch
@@ -61,6 +62,7 @@ class OpResult:
     jit: list[dict] = dataclasses.field(default_factory=list)
     captures: list = dataclasses.field(default_factory=list)
     kernels: list[dict] = dataclasses.field(default_factory=list)  # accounting.account, per row and dtype
+    row_seconds: dict = dataclasses.field(default_factory=dict)  # per row, wall time per phase
     seed: int = 0
     isolation: dict = dataclasses.field(default_factory=dict)
 
@@ -95,6 +97,7 @@ class RowOutcome:
     resources: list = dataclasses.field(default_factory=list)
     captures: list = dataclasses.field(default_factory=list)
     kernels: list = dataclasses.field(default_factory=list)
+    seconds: dict = dataclasses.field(default_factory=dict)  # wall time per phase: checks, capture, timing, ...
 
 
 def _pool(options: Options):
@@ -137,6 +140,8 @@ def run_op(op: Op, options: Options, impls: list[discover.Impl] | None = None) -
             outcome = run_row(pool, op, impl, options, timed)
             starts, start_s = starts + pool.starts, start_s + pool.start_s
         status[impl.name] = outcome.status
+        result.row_seconds[impl.name] = outcome.seconds
+        _say(options, "    " + ", ".join(f"{phase} {seconds:.1f} s" for phase, seconds in outcome.seconds.items()))
         if outcome.status.status != "ok":
             _say(options, f"    {outcome.status.status}: {outcome.status.message.splitlines()[0]}")
         result.checks += outcome.checks
@@ -228,38 +233,60 @@ def run_row(pool, op: Op, impl: discover.Impl, options: Options, timed: list) ->
         names = ", ".join(map(schedule.dtype_name, asked)) or "none"
         out.status = RowStatus(impl.name, "skipped", f"takes none of the dtypes of this run ({names})")
         return out
+    clock = _PhaseClock(out.seconds)
     try:
-        pool.call("load_row", impl)
+        with clock("load"):
+            pool.call("load_row", impl)
     except RowFailure as failure:
         out.status = RowStatus(impl.name, "error" if failure.status == "error" else failure.status, failure.message)
         return out
     try:
         first_of_dtype = set()
-        for case in schedule.check_cases(op, impl.name, dtypes, gpu, timed, options.seed):
-            result = _check(pool, op, impl, case, device)
-            out.checks.append(result)
-            if case.dtype not in first_of_dtype and impl.backend == "triton" and result.warmup_s is not None:
-                out.jit.append({"impl": impl.name, "dtype": schedule.dtype_name(case.dtype),
-                                "first_call_s": result.warmup_s})
-            first_of_dtype.add(case.dtype)
-        if impl.backend == "triton":
-            out.resources = pool.call("triton_resources")
+        with clock("checks"):
+            for case in schedule.check_cases(op, impl.name, dtypes, gpu, timed, options.seed):
+                result = _check(pool, op, impl, case, device)
+                out.checks.append(result)
+                if case.dtype not in first_of_dtype and impl.backend == "triton" and result.warmup_s is not None:
+                    out.jit.append({"impl": impl.name, "dtype": schedule.dtype_name(case.dtype),
+                                    "first_call_s": result.warmup_s})
+                first_of_dtype.add(case.dtype)
+            if impl.backend == "triton":
+                out.resources = pool.call("triton_resources")
         _judge(out)
         if options.capture and gpu and impl.backend == "torch" and impl.variant.startswith("compile"):
-            _capture(pool, op, impl, dtypes, device, options, out)
+            with clock("capture"):
+                _capture(pool, op, impl, dtypes, device, options, out)
         if options.time and gpu and out.status.status == "ok":  # a wrong kernel's speed means nothing
-            _time_row(pool, op, impl, dtypes, device, options, timed, out)
+            with clock("timing"):
+                _time_row(pool, op, impl, dtypes, device, options, timed, out)
             if out.status.status == "ok":
-                _account_kernels(pool, op, impl, dtypes, device, timed, options.seed, out)
+                with clock("kernel accounting"):
+                    _account_kernels(pool, op, impl, dtypes, device, timed, options.seed, out)
         # Checked again on fresh inputs once it has been called many times: an implementation must not change its
         # answers when warm, nor serve a result cached from earlier inputs.
-        for case in schedule.recheck_cases(op, impl.name, dtypes, gpu, timed, options.seed):
-            out.checks.append(_check(pool, op, impl, case, device))
+        with clock("checks"):
+            for case in schedule.recheck_cases(op, impl.name, dtypes, gpu, timed, options.seed):
+                out.checks.append(_check(pool, op, impl, case, device))
     except _RowStopped as stopped:
         out.status = stopped.status
         return out
     _judge(out)
     return out
+
+
+class _PhaseClock:
+    """with clock("checks"): ... adds the block's wall time to seconds["checks"]."""
+
+    def __init__(self, seconds: dict):
+        self.seconds = seconds
+
+    @contextlib.contextmanager
+    def __call__(self, phase: str):
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.seconds[phase] = round(self.seconds.get(phase, 0.0) + time.perf_counter() - start, 2)
 
 
 def _call(pool, impl, name: str, *args, context: str = ""):
