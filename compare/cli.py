@@ -2,11 +2,16 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import dataclasses
+import math
 import os
 import re
 import shlex
+import shutil
 import sys
 import tempfile
+import warnings
 from pathlib import Path
 
 from .isolate import DEFAULT_ROW_TIMEOUT_S
@@ -47,8 +52,30 @@ def parse_sizes(text: str) -> list[tuple[int, ...]]:
                 raise argparse.ArgumentTypeError(
                     f"bad size {item!r}: use element counts like 1048576, 1M or 4096x4096 (K, M, G = 2^10, 2^20, 2^30)")
             dims.append(int(m.group(1)) * scale[m.group(2).upper()])
+        if 0 in dims:
+            raise argparse.ArgumentTypeError(f"bad size {item!r}: every dimension must be at least 1")
         sizes.append(tuple(dims))
     return sizes
+
+
+def positive_seconds(text: str) -> float:
+    try:
+        seconds = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds, e.g. 600") from None
+    if not (seconds > 0 and math.isfinite(seconds)):
+        raise argparse.ArgumentTypeError(f"must be a finite number of seconds > 0, not {text}")
+    return seconds
+
+
+def non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number, e.g. 0") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, not {value}")
+    return value
 
 
 def parse_list(text: str) -> list[str]:
@@ -74,12 +101,17 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("ops", nargs="+", metavar="OP",
                    help="op name(s), 'all' for every op, 'list' to list them, or 'new NAME' for a skeleton")
     p.add_argument("--impls", type=parse_list, metavar="LIST",
-                   help="only these rows: backends (cuda, triton, torch), names (cuda:vec) or globs (*:tuned)")
+                   help="only these rows: backends (cuda, triton, torch), names (cuda:vec) or globs (*:tuned); each "
+                        "must match a row of each op named (with 'all': of some op, and ops it matches none of "
+                        "are skipped)")
     p.add_argument("--dtypes", type=parse_dtypes, metavar="LIST", help="only these dtypes, e.g. fp32,bf16")
     p.add_argument("--sizes", type=parse_sizes, metavar="LIST", help="timing sizes instead of the op's, e.g. 1M,256M")
     p.add_argument("--quick", action="store_true", help="time two sizes only; results go to results/<gpu>/quick/")
-    p.add_argument("--out", metavar="DIR", help="results folder (default results/<gpu>/)")
-    p.add_argument("--seed", type=int, default=0, help="base seed of the random check inputs (default 0)")
+    p.add_argument("--out", metavar="DIR",
+                   help="results folder (default results/<gpu>/; a run filtered by --impls, --dtypes or --sizes "
+                        "goes to results/<gpu>/partial/, leaving the full results as they are)")
+    p.add_argument("--seed", type=non_negative_int, default=0,
+                   help="base seed of the random check inputs, 0 or more (default 0)")
     p.add_argument("--no-time", action="store_true", help="check only; skip timing")
     p.add_argument("--no-capture", action="store_true", help="skip capturing torch.compile output")
     p.add_argument("--show", choices=["inductor"], help="print the code torch.compile generated")
@@ -88,7 +120,7 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--profile-check", action="store_true",
                    help="also measure kernel time with torch.profiler and flag rows where it exceeds the "
                         "event timing (work the events did not see)")
-    p.add_argument("--row-timeout", type=float, default=DEFAULT_ROW_TIMEOUT_S, metavar="S",
+    p.add_argument("--row-timeout", type=positive_seconds, default=DEFAULT_ROW_TIMEOUT_S, metavar="S",
                    help="seconds an implementation may go without finishing a step (one check, capture or timing) "
                         "before its row is marked 'timed out' and its worker killed (default %(default)g); a row's total "
                         "time has no limit")
@@ -108,14 +140,20 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     parser = make_parser()
     args = parser.parse_args(argv)
+    # Before any work: a typo in --out should cost nothing, not a run whose results then cannot be written.
+    if args.out is not None and (problem := out_problem(Path(args.out), is_file=args.sanitize)):
+        parser.error(f"argument --out: {problem}")
 
     from . import env
 
     env.use_triton_interpreter_if_no_gpu()
-    # Triton's JIT time is part of the comparison: compile into an empty cache unless the user chose one.
-    os.environ.setdefault("TRITON_CACHE_DIR", tempfile.mkdtemp(prefix="lab-triton-cache-"))
+    with interpreter_warnings_hidden(), fresh_compile_caches():
+        return run(parser, args, argv)
 
-    from . import discover
+
+def run(parser: argparse.ArgumentParser, args: argparse.Namespace, argv: list[str]) -> int:
+    """Everything after the command line is read and checked: list, new, or the comparison of the ops named."""
+    from . import discover, env
 
     command = "python -m compare " + " ".join(shlex.quote(a) for a in argv)
     if args.ops[0] == "list":
@@ -129,38 +167,175 @@ def main(argv: list[str] | None = None) -> int:
     names = discover.op_names() if args.ops == ["all"] else args.ops
     try:
         ops = [discover.load_op(n) for n in names]
+        rows = choose_rows(ops, args.impls, across_ops=args.ops == ["all"])
     except (discover.UnknownOp, discover.SpecError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     if args.sanitize:
         from . import sanitize
 
-        return sanitize.main(ops, args.impls, dtypes=args.dtypes, sizes=args.sizes, out=args.out, seed=args.seed,
-                             timeout_s=args.row_timeout)
+        chosen = [op for op in ops if rows[op.name][1]]
+        return sanitize.main(chosen, {op.name: rows[op.name][0] for op in chosen}, dtypes=args.dtypes,
+                             sizes=args.sizes, out=args.out, seed=args.seed, timeout_s=args.row_timeout)
 
     from . import report, runner
 
+    if not env.has_gpu():
+        print("\n".join(cpu_run_notes(args, ops, rows)) + "\n", flush=True)
     options = runner.Options(dtypes=args.dtypes, impls=args.impls, quick=args.quick, sizes=args.sizes,
                              seed=args.seed, time=not args.no_time, capture=not args.no_capture,
                              isolate=not args.in_process, row_timeout_s=args.row_timeout, graph=args.graph,
                              profile_check=args.profile_check)
+    # A run of some rows, dtypes or sizes only must not replace the op's full results (see report.default_out_dir).
+    filtered_by = [f"--{name}" for name in ("impls", "dtypes", "sizes") if getattr(args, name)]
     failed = []
     for op in ops:
+        patterns, chosen = rows[op.name]
+        if not chosen:
+            print(f"== {op.name}: skipped, no row matches --impls {','.join(args.impls)}\n", flush=True)
+            continue
         print(f"== {op.name}", flush=True)
         try:
-            result = runner.run_op(op, options)
+            result = runner.run_op(op, dataclasses.replace(options, impls=patterns))
         except (discover.UnknownOp, discover.SpecError) as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
         report.print_terminal(result, show_inductor=args.show == "inductor")
-        out_dir = report.default_out_dir(args.quick, op.name) if args.out is None else Path(args.out)
+        if args.out is None:
+            out_dir, why = report.default_out_dir_and_reason(args.quick, op.name, filtered_by)
+        else:
+            out_dir, why = Path(args.out), ""
         written = report.write_files(result, out_dir, command)
-        print(f"\nwrote {', '.join(env.relpath(p) for p in written.values())}")
+        print(f"\nwrote {', '.join(env.relpath(p) for p in written.values())}" + (f"\n  ({why})" if why else ""))
         failed += [f"{op.name} {r.impl}: {r.status}" for r in result.failed_rows()]
     if failed:
         print("\nFAILED:\n  " + "\n  ".join(failed), file=sys.stderr)
         return 1
     return 0
+
+
+def out_problem(path: Path, is_file: bool = False) -> str | None:
+    """Why results could not be written to path, or None if they can: a folder (created if missing), or with is_file
+    (--sanitize's JSON report) a file in such a folder."""
+    folder = path.parent if is_file else path
+    nearest = folder  # the folder that exists and would hold the results, or the new folders made for them
+    try:
+        if is_file and path.is_dir():
+            return f"{path} is a folder; give a file name for the report"
+        if not is_file and path.exists() and not path.is_dir():
+            return f"{path} is a file; give a folder (it is created if missing)"
+        while not nearest.exists():
+            nearest = nearest.parent
+        if not nearest.is_dir():
+            return f"{path} lies under {nearest}, which is a file, not a folder"
+        # Writing is the only test that holds for every user, root included, and for read-only file systems.
+        with tempfile.TemporaryFile(dir=nearest):
+            pass
+    except OSError as exc:
+        return f"cannot write in {nearest} ({exc.strerror or exc}); give a folder you can write to"
+    return None
+
+
+# Python warnings that Triton's interpreter (no GPU) passes on from numpy, which reports floating-point overflow,
+# invalid operations and division by zero in the kernel's arithmetic: values the checks' special inputs (huge
+# magnitudes, infinities) are meant to provoke, such as exp of a large input overflowing to inf while GELU's tanh
+# or softmax still come out right. The checks judge every output against the float64 reference; these warnings
+# would only bury the tables. (category, the message's start, the module the warning is reported from)
+INTERPRETER_WARNINGS = [(RuntimeWarning, f"{what} encountered in", "triton.runtime.interpreter")
+                        for what in ("overflow", "invalid value", "divide by zero")]
+
+
+@contextlib.contextmanager
+def interpreter_warnings_hidden():
+    """Hide INTERPRETER_WARNINGS, here and in the worker processes this run starts (see isolate), which get them
+    through PYTHONWARNINGS since a fresh interpreter does not inherit this one's filters."""
+    options = [f"ignore:{message}:{category.__name__}:{module}" for category, message, module in INTERPRETER_WARNINGS]
+    saved = os.environ.get("PYTHONWARNINGS")
+    os.environ["PYTHONWARNINGS"] = ",".join(filter(None, [saved, *options]))  # later entries take precedence
+    try:
+        with warnings.catch_warnings():
+            for category, message, module in INTERPRETER_WARNINGS:
+                warnings.filterwarnings("ignore", message=re.escape(message), category=category,
+                                        module=re.escape(module) + r"\Z")
+            yield
+    finally:
+        if saved is None:
+            del os.environ["PYTHONWARNINGS"]
+        else:
+            os.environ["PYTHONWARNINGS"] = saved
+
+
+# Where Triton and torch.compile (inductor) keep compiled kernels between runs.
+COMPILE_CACHE_VARIABLES = ("TRITON_CACHE_DIR", "TORCHINDUCTOR_CACHE_DIR")
+
+
+@contextlib.contextmanager
+def fresh_compile_caches():
+    """Triton's JIT time and torch.compile's compile time are part of the comparison: compile into empty caches in
+    a temporary folder, unless the user chose a cache folder, and remove that folder at the end (after an error
+    too), so a run leaves nothing in the temporary directory. A cache folder the user chose is left alone."""
+    unset = [name for name in COMPILE_CACHE_VARIABLES if not os.environ.get(name)]
+    if not unset:
+        yield
+        return
+    folder = tempfile.mkdtemp(prefix="lab-compile-cache-")
+    for name in unset:
+        os.environ[name] = os.path.join(folder, name.removesuffix("_CACHE_DIR").lower())
+    try:
+        yield
+    finally:
+        for name in unset:
+            os.environ.pop(name, None)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def choose_rows(ops: list, patterns: list[str] | None, across_ops: bool) -> dict[str, tuple[list[str] | None, list]]:
+    """Per op: the --impls patterns to run it with, and the rows they select (none: the op is skipped).
+
+    Each pattern must match a row of every op named, so a typo or a row an op lacks is an error before any work.
+    With `all` (across_ops), a pattern must match a row of some op: `all --impls cuda:wgmma` runs matmul alone."""
+    from . import discover
+
+    impls = {op.name: discover.implementations(op) for op in ops}
+    if not patterns:
+        return {name: (None, rows) for name, rows in impls.items()}
+    if not across_ops:
+        return {name: (patterns, discover.select(rows, patterns)) for name, rows in impls.items()}
+    matching = {name: [p for p in patterns if discover.select(rows, [p], missing_ok=True)]
+                for name, rows in impls.items()}
+    unmatched = [p for p in patterns if not any(p in mine for mine in matching.values())]
+    if unmatched:
+        every_row = "; ".join(f"{name}: {', '.join(i.name for i in rows)}" for name, rows in impls.items())
+        raise discover.UnknownOp(f"no implementation matches {', '.join(map(repr, unmatched))} (--impls) in any op; "
+                                 f"the rows are {every_row}. Fix or drop "
+                                 + ("that pattern" if len(unmatched) == 1 else "those patterns"))
+    return {name: (mine, discover.select(impls[name], mine) if mine else []) for name, mine in matching.items()}
+
+
+def cpu_run_notes(args: argparse.Namespace, ops: list, rows: dict[str, tuple[list[str] | None, list]]) -> list[str]:
+    """What a run without a GPU leaves out and why, and the options it ignores: said once, before the ops."""
+    impls = [impl for _, chosen in rows.values() for impl in chosen]
+    dtypes = args.dtypes or {str(d).removeprefix("torch.") for op in ops for d in op.dtypes}
+    left_out = [
+        (not args.no_time, "timing and plots (timing needs a GPU)"),
+        ("bfloat16" in dtypes and any(not i.needs_gpu for i in impls),
+         "bfloat16 checks (the interpreter's bfloat16 arithmetic is not trustworthy)"),
+        (any(i.backend == "torch" and i.needs_gpu for i in impls),
+         "torch.compile rows and the capture of their inductor code (they need a GPU)"),
+        (any(i.backend == "cuda" for i in impls), "running the CUDA rows (they are built when nvcc is present)"),
+    ]
+    quick_folder = " (its results still go to a quick/ folder)" if args.out is None else ""
+    ignored = [
+        (args.graph, "--graph", "CUDA-graph replays are timings, and timing needs a GPU"),
+        (args.profile_check, "--profile-check", "it cross-checks timings, and timing needs a GPU"),
+        (args.sizes, "--sizes", "they are timing sizes; the checks use the op's small interpreter shapes"),
+        (args.quick, "--quick", f"it picks timing sizes, and timing needs a GPU{quick_folder}"),
+        (args.show == "inductor", "--show inductor", "torch.compile rows need a GPU, so there is no code to show"),
+    ]
+    notes = ["no GPU: Triton rows run in Triton's CPU interpreter at small sizes; this run leaves out"]
+    notes += [f"  {what}" for wanted, what in left_out if wanted]
+    notes += [f"{option} ignored without a GPU: {why}" for given, option, why in ignored if given]
+    return notes
 
 
 def list_ops() -> int:
