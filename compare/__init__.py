@@ -1,7 +1,11 @@
 """The kernel lab's harness: discovers op specs, builds and checks every implementation, times it against the
 device's ceiling, counts its lines, captures what torch.compile generates, and writes the report.
 
-Modules, one job each: spec (what an op declares), discover (finding ops and implementations), build (CUDA via
-load_inline), check (numerics), timing (events + L2 flush), count (lines of code), capture (torch.compile output),
-report (tables and files), runner (one op, end to end), cli (``python -m compare``), scaffold (``compare new``).
+Modules, one job each (README.md, "Layout", lists the same): spec (what an op declares), discover (finding ops and
+rows, without running them), schedule (what a row is put through), runner (the parent: drives each row, judges it),
+worker (the process that runs one row), isolate (worker processes), check (the judge: reference and comparison),
+layouts (non-contiguous inputs), timing (events + L2 flush), accounting (kernels launched, plausible speeds),
+sanitize (compute-sanitizer), build (CUDA via load_inline), count (lines of code), capture (torch.compile output),
+report (tables and files), cli (``python -m compare``), scaffold (``compare new``), validate (input checks that rows
+use), env (paths, machine).
 """
