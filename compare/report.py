@@ -18,8 +18,10 @@ from . import env
 from .runner import OpResult
 from .timing import HOST_CHECK_BELOW_MS, SAME_BYTES_COPY
 
-TIMING_METHOD = ("triton.testing.do_bench: CUDA events around each call, L2 flushed (256 MB memset) before each "
-                 "call, 3 warm-up calls plus 25 ms warm-up, ~100 ms of timed calls; median and interquartile range. "
+TIMING_METHOD = ("the method of triton.testing.do_bench: CUDA events around each call, L2 flushed (256 MB memset) "
+                 "before each call, 3 warm-up calls plus 25 ms warm-up, ~100 ms of timed calls and never fewer than "
+                 "10; median and interquartile range. The timed calls rotate among at least two input sets, and "
+                 "the outputs of the first and the last timed call are judged like a check. "
                  f"For calls under {HOST_CHECK_BELOW_MS:g} ms, also the host's time per call (the wall time for a "
                  "call to return with the GPU idle, median of 21)")
 HOST_BOUND_NOTE = ("`h` marks a host-bound cell: the host needs at least the measured time per call (argument checks, "
@@ -70,7 +72,7 @@ def _cell(t, kind: str, memory: bool) -> str:
         return "" if t.fraction_of_same_bytes_copy is None else f"{t.fraction_of_same_bytes_copy:.2f}"
     if kind == "speedup":
         return "" if t.speedup_vs_eager is None else f"{t.speedup_vs_eager:.2f}x"
-    marks = (" !" if t.noisy else "") + (" h" if t.host_bound else "")
+    marks = (" !" if t.noisy else "") + (" h" if t.host_bound else "") + (" IMPLAUSIBLE" if t.implausible else "")
     if kind == "ms":
         return f"{t.median_ms:.4g} ± {t.iqr_ms:.2g}{marks}"
     if kind == "host":
@@ -155,6 +157,21 @@ def _capture_name(c) -> str:
     return f"{c.mode}-{c.dtype}.py"
 
 
+KERNEL_HEADERS = ["impl", "dtype", "shape", "kernels launched by one call", "launches", "GPU µs", "not its own"]
+
+
+def kernel_table(result: OpResult) -> list[list]:
+    """Per row and dtype, what one call launched (compare.accounting): the row's own kernels, and flagged, those
+    that are not (torch's kernels called from a hand-written row)."""
+    return [[k["impl"], k["dtype"], k["shape"], ", ".join(k["kernels"]) or "none", k["launches"], k["kernel_us"],
+             ", ".join(k["foreign"]) or ("" if k["impl"].startswith("torch:") else "-")] for k in result.kernels]
+
+
+KERNEL_NOTE = ("one call per row and dtype under torch.profiler: a row whose call launches no kernel, or runs work on "
+               "another stream than the one it is timed on, fails; kernels a CUDA or Triton row launches that are "
+               "not from its own source are listed as not its own (torch rows launch torch's by definition)")
+
+
 def status_table(result: OpResult) -> list[list]:
     return [[r.impl, r.status, r.message] for r in result.rows]
 
@@ -190,6 +207,7 @@ def print_terminal(result: OpResult, show_inductor: bool = False) -> None:
         show(f"CUDA-graph replay, {dtype}: median ms (events median)", headers, rows)
     for dtype, (headers, rows) in timing_tables(result, "profiler").items():
         show(f"torch.profiler kernel ms / events ms, {dtype}", headers, rows)
+    show("Kernels launched by one call (profiler)", KERNEL_HEADERS, kernel_table(result), **AS_FORMATTED)
     show("Lines of code (non-blank, non-comment)", ["impl", "kernel", "host", "total", "source"], loc_table(result))
     show("Build", ["impl", "kernel", "cold / warm s", "registers", "spill bytes", "shared bytes"], build_table(result))
     show("torch.compile", ["impl", "dtype", "shape", "compile s", "kernels", "kernel lines", "host lines"],
@@ -260,6 +278,9 @@ def markdown(result: OpResult, files: dict[str, str]) -> str:
               "see.\n\n" + _md_table(*prof[dtype]) + "\n\n")
     if files.get("plot"):
         w(f"![throughput]({files['plot']})\n\n")
+    if result.kernels:
+        w(f"## Kernels launched\n\nPer row and dtype, {KERNEL_NOTE}.\n\n"
+          + _md_table(KERNEL_HEADERS, kernel_table(result), **AS_FORMATTED) + "\n\n")
     w("## Lines of code\n\nNon-blank lines that are not only comments or docstrings, split into kernel (runs on the "
       "GPU) and host (checks, allocation, launch, registration); shared helpers in `cuda_src/lab_*.h` are not "
       "counted.\n\n")
@@ -306,6 +327,8 @@ def to_json(result: OpResult, command: str) -> dict:
         "loc": loc,
         "build": result.build,
         "jit": result.jit,
+        "kernels": result.kernels,
+        "row_seconds": result.row_seconds,
         "torch_compile": captures,
         "isolation": result.isolation,
     }
@@ -314,7 +337,8 @@ def to_json(result: OpResult, command: str) -> dict:
 def to_csv(result: OpResult) -> str:
     out = io.StringIO()
     fields = ["impl", "dtype", "shape", "median_ms", "iqr_ms", "gbps", "tflops", "fraction_of_ceiling", "ceiling",
-              "speedup_vs_eager", "noisy", "host_us", "host_bound", "bytes", "flops", "same_bytes_copy_gbps",
+              "speedup_vs_eager", "noisy", "host_us", "host_bound", "samples", "implausible", "bytes", "flops",
+              "same_bytes_copy_gbps",
               "fraction_of_same_bytes_copy"]
     # One line per implementation and shape; the per-shape copy is a column of each line it applies to, not a line
     # of its own that a program could take for an implementation.
