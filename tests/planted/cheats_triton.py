@@ -54,6 +54,16 @@ def _gelu_checked(x):
     return _gelu_into(x, torch.empty_like(x))
 
 
+def _elementwise(kernel, x):
+    """Launch an elementwise gelu kernel of this file over x, one block of BLOCK elements per program."""
+    check_inputs("gelu", ("x", x))
+    y = torch.empty_like(x)
+    n = x.numel()
+    if n:
+        kernel[(triton.cdiv(n, BLOCK),)](x, y, n, BLOCK=BLOCK)
+    return y
+
+
 # ============ 1. timed shapes and timed calls ====================================================================
 # Right up to 16M elements (every shape the old checks used), then it skips the last 1M: wrong only at the sizes
 # that are timed. Caught because every timed shape is now a check shape.
@@ -254,12 +264,7 @@ def _gelu_clamped_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
 
 @variant("gelu_clamped")
 def gelu_clamped(x):
-    check_inputs("gelu", ("x", x))
-    y = torch.empty_like(x)
-    n = x.numel()
-    if n:
-        _gelu_clamped_kernel[(triton.cdiv(n, BLOCK),)](x, y, n, BLOCK=BLOCK)
-    return y
+    return _elementwise(_gelu_clamped_kernel, x)
 
 
 # ============ 6. a different function within loose tolerances =======================================================
@@ -276,12 +281,7 @@ def _gelu_erf_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
 
 @variant("gelu_erf")
 def gelu_erf(x):
-    check_inputs("gelu", ("x", x))
-    y = torch.empty_like(x)
-    n = x.numel()
-    if n:
-        _gelu_erf_kernel[(triton.cdiv(n, BLOCK),)](x, y, n, BLOCK=BLOCK)
-    return y
+    return _elementwise(_gelu_erf_kernel, x)
 
 
 # Computes in fp16 whatever the input dtype: a bf16 or fp32 input beyond 65504 becomes inf, and fp32 results keep
@@ -296,12 +296,7 @@ def _gelu_fp16_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
 
 @variant("gelu_fp16_staging")
 def gelu_fp16_staging(x):
-    check_inputs("gelu", ("x", x))
-    y = torch.empty_like(x)
-    n = x.numel()
-    if n:
-        _gelu_fp16_kernel[(triton.cdiv(n, BLOCK),)](x, y, n, BLOCK=BLOCK)
-    return y
+    return _elementwise(_gelu_fp16_kernel, x)
 
 
 # ============ 7. not hand-written ==================================================================================
