@@ -3,7 +3,8 @@
 #   bench/gpu_run.sh tests            the GPU-marked tests
 #   bench/gpu_run.sh OP... [OPTIONS]  the full comparison of those ops (or `all`)
 #   bench/gpu_run.sh --background 'OP... [OPTIONS]' ['OP... [OPTIONS]' ...]
-#                                     one or more comparisons, one after another, detached (setsid), for work longer
+#                                     one or more comparisons (or 'tests [PYTEST ARGS]': the GPU-marked tests), one
+#                                     after another, detached (setsid), for work longer
 #                                     than one command may last. They run in a snapshot of the tree taken now
 #                                     (gpu-out/background/tree/, its results/ emptied), which later commands, each
 #                                     re-copying the working tree, leave alone; each writes where it would in a
@@ -40,8 +41,13 @@ case "${1:-}" in
     printf '%s\n' "$@" > "$JOB/runs"
     # Word splitting of each line is wanted: a line is one command line of options.
     setsid bash -c 'cd "'"$JOB"'/tree" && while read -r run; do
-        start=$(date +%s); echo "== python3 -m compare $run" >> "'"$JOB"'/compare.log"
-        python3 -m compare $run >> "'"$JOB"'/compare.log" 2>&1
+        start=$(date +%s)
+        case "$run" in
+          tests*) echo "== python3 -m pytest -q -m gpu tests ${run#tests}" >> "'"$JOB"'/compare.log"
+                  python3 -m pytest -q -m gpu -p no:cacheprovider tests ${run#tests} >> "'"$JOB"'/compare.log" 2>&1 ;;
+          *) echo "== python3 -m compare $run" >> "'"$JOB"'/compare.log"
+             python3 -m compare $run >> "'"$JOB"'/compare.log" 2>&1 ;;
+        esac
         echo "compare exit: $? after $(( $(date +%s) - start )) s" >> "'"$JOB"'/compare.log"
       done < "'"$JOB"'/runs"; touch "'"$JOB"'/done"' < /dev/null > /dev/null 2>&1 &
     echo "started in the background: $*; follow with: bench/gpu_run.sh --wait"
