@@ -155,6 +155,18 @@ struct CachedRow {
     return m[0];
   }
 
+  // Whether a cached element is NaN. fmaxf drops NaN, so a share of the row holding only -inf and NaN has max -inf,
+  // the value that marks a share with nothing to add: the paths that skip such a share ask this first, or the NaN
+  // (which makes the whole row NaN) would be lost. Only those rare paths pay for it.
+  __device__ __forceinline__ bool any_nan() const {
+    bool found = false;
+#pragma unroll
+    for (int i = 0; i < kPacks; ++i)
+#pragma unroll
+      for (int k = 0; k < kVec; ++k) found |= x(i, k) != x(i, k);
+    return found;
+  }
+
   // Sum of exp(x - m). m must be finite or +inf: with m = -inf, exp(-inf - (-inf)) is NaN.
   __device__ __forceinline__ float exp_sum(float m) {
     widen_again();
@@ -276,7 +288,8 @@ __global__ void __launch_bounds__(kMaxBlockThreads) softmax_block_kernel(const T
 // Each step a thread loads kOnlineUnroll packets and only then updates its state, so kOnlineUnroll independent
 // 16-byte loads are in flight per thread; the write pass goes by the same steps.
 // Hazard: while a thread has seen only -inf, m_new = -inf and exp(m - m_new) = exp(-inf + inf) = NaN, so such a
-// step is skipped (s stays 0). Likewise when merging threads, a thread with m = -inf contributes 0, not NaN.
+// step is skipped (s stays 0, or becomes NaN if the step held a NaN, which fmaxf left out of the max). Likewise when
+// merging threads, a thread with m = -inf contributes its s as it is: 0, or the NaN that makes the row NaN.
 // Limit: one block per row, so with fewer rows than SMs most of the GPU would idle; the launcher sends such rows to
 // v5 instead.
 constexpr int kOnlineThreads = 1024;
@@ -293,13 +306,16 @@ __global__ void __launch_bounds__(kOnlineThreads) softmax_online_kernel(const T*
       CachedRow<T, kOnlineUnroll> r;
       r.load(xr + start, threadIdx.x, kOnlineThreads, static_cast<int>(min(cols - start, kStep)), vec);
       const float m_new = fmaxf(m, r.max());
-      if (m_new == -INFINITY) continue;  // only -inf so far: nothing to add, and rescaling would make NaN
+      if (m_new == -INFINITY) {  // only -inf (and NaN) so far: nothing to add, and rescaling would make NaN
+        if (r.any_nan()) s = NAN;
+        continue;
+      }
       s = s * lab::fast_exp(m - m_new) + r.exp_sum(m_new);
       m = m_new;
     }
     // Merge the threads' (m, s): rescale every s to the row max, then sum.
     const float row_max = lab::block_reduce_max(m);
-    const float inv_sum = 1.0f / lab::block_reduce_sum(m == -INFINITY ? 0.0f : s * lab::fast_exp(m - row_max));
+    const float inv_sum = 1.0f / lab::block_reduce_sum(m == -INFINITY ? s : s * lab::fast_exp(m - row_max));
     for (int64_t start = 0; start < cols; start += kStep) {
       CachedRow<T, kOnlineUnroll> r;
       const int left = static_cast<int>(min(cols - start, kStep));
@@ -316,7 +332,8 @@ __global__ void __launch_bounds__(kOnlineThreads) softmax_online_kernel(const T*
 // reads the row's pairs, merges them as v4 merges its threads (each sum rescaled by exp(max - row max)), reads its
 // slice again and writes it. The second read comes from L2 when the input fits there (32 rows of 256K fp32 are
 // 32 MB; an H200's L2 holds 60 MB), so HBM still sees each element read once and written once; the cost is a
-// second launch. Hazard: a slice of nothing but -inf has max -inf; its sum is taken as 0, never exp(-inf + inf).
+// second launch. Hazard: a slice of nothing but -inf has max -inf; its sum is taken as 0, never exp(-inf + inf), or
+// as NaN if the slice holds a NaN (fmaxf leaves NaN out of the max).
 constexpr int kSplitThreads = 256;
 
 template <typename T>
@@ -334,7 +351,8 @@ __global__ void __launch_bounds__(kSplitThreads) softmax_split_stats_kernel(cons
     CachedRow<T, kCachedPacks> r;
     r.load(x + row * cols + start, threadIdx.x, kSplitThreads, static_cast<int>(min(cols - start, kSlice)), vec);
     const float m = lab::block_reduce_max(r.max());
-    const float s = m == -INFINITY ? 0.0f : lab::block_reduce_sum(r.exp_sum(m));  // m is the same in every thread
+    // m is the same in every thread, so every thread takes the same branch (each has a block reduction)
+    const float s = lab::block_reduce_sum(m == -INFINITY ? (r.any_nan() ? NAN : 0.0f) : r.exp_sum(m));
     if (threadIdx.x == 0) stats[item] = make_float2(m, s);
   }
 }
@@ -358,7 +376,7 @@ __global__ void __launch_bounds__(kSplitThreads) softmax_split_write_kernel(cons
     float s = 0.0f;
     for (int64_t i = threadIdx.x; i < splits; i += kSplitThreads) {
       const float2 slice = row_stats[i];
-      if (slice.x != -INFINITY) s += slice.y * lab::fast_exp(slice.x - row_max);
+      s += slice.x == -INFINITY ? slice.y : slice.y * lab::fast_exp(slice.x - row_max);  // slice.y: 0 or NaN
     }
     r.store(y + row * cols + start, threadIdx.x, kSplitThreads, left, vec, row_max,
             1.0f / lab::block_reduce_sum(s));
