@@ -4,18 +4,51 @@ Each output element costs two loads and one store and a single flop: 3 · numel 
 pure data movement, so it is judged against the device's copy bandwidth, like GELU; unlike GELU there is no math to
 hide, so whatever it loses is lost in the memory instructions alone.
 CUDA: cuda_src/add.cu. Triton: triton_src/add.py.
+
+The reference is IEEE addition, as torch.add gives: inf + finite = inf, inf + (-inf) = NaN, NaN + anything = NaN,
+and a finite sum beyond the output dtype's largest value is ±inf (the float64 sum, rounded to the dtype, is inf
+there: 65504 + 32 in fp16, say, or the sum of two values near bf16's or fp32's largest).
 """
 import math
 
 import torch
 
 from compare.spec import ELEMENTWISE_SHAPES, Op, Tolerance
+from specs import _special
 
 
 def make_inputs(shape, dtype, device, generator):
     x = torch.randn(shape, device=device, generator=generator, dtype=torch.float32)
     y = torch.randn(shape, device=device, generator=generator, dtype=torch.float32)
     return x.to(dtype), y.to(dtype)
+
+
+def _edges(shape, dtype, device, generator):
+    return _special.mix(generator, [_special.top_binades(shape, dtype, device, generator),
+                                    _special.every_binade(shape, dtype, device, generator)])
+
+
+def range_edges(shape, dtype, device, generator):
+    """Each of x and y: half from the dtype's two highest binades, half with every finite exponent equally likely,
+    random signs. Where both are large and of one sign, about half the sums overflow the dtype (the answer is
+    ±inf); of opposite signs they cancel exactly; a large and a tiny one round the tiny one away. A kernel that
+    adds in a narrower type (bf16 staged through fp16) overflows where the answer is finite."""
+    x, y = _edges(shape, dtype, device, generator), _edges(shape, dtype, device, generator)
+    return x, _special.first_from(y, x)  # x[0] + x[0] is never 0: a one-element case always has a sum to judge
+
+
+def inf_and_nan(shape, dtype, device, generator):
+    """The random inputs with +inf, -inf and NaN each replacing 1 element in 8 of x and, independently, of y: every
+    pairing (inf + finite, inf + inf, inf + -inf = NaN, NaN + anything) occurs."""
+    x, y = make_inputs(shape, dtype, device, generator)
+    return _special.sprinkle(x, generator, one_in=8), _special.sprinkle(y, generator, one_in=8)
+
+
+def subnormals(shape, dtype, device, generator):
+    """x and y from the dtype's subnormals and smallest normals, random signs: sums are subnormal or just normal and
+    always exact, so a kernel that flushes subnormals to zero (inputs or result) is off by a whole value."""
+    x, y = _special.subnormals(shape, dtype, device, generator), _special.subnormals(shape, dtype, device, generator)
+    return x, _special.first_from(y, x)
 
 
 def reference(x, y):
@@ -25,6 +58,16 @@ def reference(x, y):
 def torch_eager(x, y):
     return torch.add(x, y)
 
+
+# The correctly rounded sum is what a correct kernel returns, in every dtype: fp32 adds are IEEE round-to-nearest,
+# and fp16/bf16 inputs added in fp32 and rounded to fp16/bf16 get the same answer as one rounding of the exact sum.
+# That double rounding is innocuous: the fp32 sum rounds the exact one to 24 bits, and rounding that to p bits
+# equals rounding the exact sum to p bits whenever 24 >= 2p + 2 (p = 11 for fp16, 8 for bf16; Figueroa, "When is
+# double rounding innocuous?", 1995); the overflow and subnormal boundaries agree as well, since fp32 holds fp16's
+# and bf16's ranges. (So does the reference: a float64 sum of two fp32 values, 53 >= 2·24 + 2, converted through
+# fp32.) Half an ulp then admits exactly the correctly rounded value (any other representable value is a whole
+# ulp away, except the one just below a power of two, half an ulp away); atol = 0: subnormal sums are exact too.
+EXACT = Tolerance(atol=0.0, rtol=0.0, ulps=0.5)
 
 OP = Op(
     name="add",
@@ -36,12 +79,6 @@ OP = Op(
     flops=lambda shape: math.prod(shape),
     **ELEMENTWISE_SHAPES,
     dtypes=(torch.float32, torch.float16, torch.bfloat16),
-    # The sum of two floats is exact in float64, so a correct kernel is off only by the one rounding of its output:
-    # at most half an ulp, 2^-24 (fp32), 2^-11 (fp16), 2^-8 (bf16) relative; rtol is about twice that (fp32 more).
-    # atol covers results that land in the subnormal range (x ≈ -y), where the spacing of values is absolute.
-    tolerances={
-        torch.float32: Tolerance(atol=1e-7, rtol=1e-6),
-        torch.float16: Tolerance(atol=1e-6, rtol=1e-3),
-        torch.bfloat16: Tolerance(atol=1e-6, rtol=8e-3),
-    },
+    special_inputs={"range edges": range_edges, "inf and nan": inf_and_nan, "subnormals": subnormals},
+    tolerances={torch.float32: EXACT, torch.float16: EXACT, torch.bfloat16: EXACT},
 )

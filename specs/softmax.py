@@ -5,12 +5,21 @@ A reduction per row, but still memory-bound: the least any kernel can do is read
 2 · M · N · itemsize bytes, with about 5 flops per element. The kernels differ in how many times they read the row
 from HBM (three, two or one) and in how they reduce it (shared memory, warp shuffles, or an online running sum for
 rows too long to hold on chip). CUDA: cuda_src/softmax.cu. Triton: triton_src/softmax.py.
+
+What the reference says where a choice is made (torch.softmax, the torch:eager row, says the same on the CPU and
+the GPU, since it computes exp(x - max) / sum as the formula does):
+  * a row holding NaN is NaN throughout (NaN - max, or max = NaN, reaches the sum and so every output);
+  * a row holding +inf is NaN throughout, not the limit (1 at the inf, 0 elsewhere): inf - max = inf - inf = NaN;
+  * a row of nothing but -inf is NaN throughout (exp(-inf - (-inf)) = 0/0); -inf entries in a row with a finite
+    maximum are 0 and drop out of the sum;
+  * entries far below the row maximum (x - max < -104 in fp32 and bf16, < -17 in fp16) are exactly 0.
 """
 import math
 
 import torch
 
 from compare.spec import Op, Tolerance
+from specs import _special
 
 
 def make_inputs(shape, dtype, device, generator):
@@ -20,11 +29,13 @@ def make_inputs(shape, dtype, device, generator):
 
 def large_magnitudes(shape, dtype, device, generator):
     """Each row sits around +1e4 or -1e4 (noise of a few units on top): exp(1e4) overflows every float format, so a
-    kernel that skips the max subtraction returns inf/inf = NaN. The noise is 8·N(0, 1) so that fp16, whose spacing
-    near 1e4 is 8, still gets distinct values."""
+    kernel that skips the max subtraction returns inf/inf = NaN. The noise is 8·N(0, 1), or one spacing of the dtype
+    near 1e4 times N(0, 1) where that is more (bf16: 64), so that rows still hold distinct values (a row of ties has
+    a constant output, and short rows of nothing else would make a case that a constant output passes)."""
     m, n = shape
     sign = torch.randint(0, 2, (m, 1), device=device, generator=generator).float() * 2 - 1
-    noise = torch.randn(shape, device=device, generator=generator, dtype=torch.float32) * 8
+    spacing = 2.0 ** 13 * torch.finfo(dtype).eps  # 1e4 lies in [2^13, 2^14)
+    noise = torch.randn(shape, device=device, generator=generator, dtype=torch.float32) * max(8.0, spacing)
     return ((sign * 1e4 + noise).to(dtype),)
 
 
@@ -43,8 +54,69 @@ def with_neg_inf(shape, dtype, device, generator):
     return (x.masked_fill(masked, float("-inf")).to(dtype),)
 
 
+def range_edges(shape, dtype, device, generator):
+    """Rows at the dtype's largest finite magnitudes. Even rows: random signs from the two highest binades, with a
+    share of the row tied at the largest finite value, +max: all of it in rows r % 4 = 0 (the row's sum of
+    exponentials is N, past fp16's range for N > 65504), a random share (one entry up to all, log-uniformly) in rows
+    r % 4 = 2; the output is 1/ties there, 0 elsewhere, while x - max reaches -2·max (-inf in fp32). Odd rows: all
+    negative, tied at -2^(E-1) (the smallest magnitude of the second-highest binade) above values down to -max, so
+    nothing is near 0 and an exponent taken against 0 rather than the row maximum underflows every term."""
+    m, n = shape
+    big = _special.top_binades(shape, dtype, device, generator).abs()
+    upper = torch.tensor(torch.finfo(dtype).max, dtype=dtype, device=device)
+    lower = torch.tensor(-(2.0 ** (_special.largest_exponent(dtype) - 1)), dtype=dtype, device=device)
+    signs = torch.randint(0, 2, shape, generator=generator, device=device, dtype=torch.uint8).bool()
+    share = torch.rand((m, 1), generator=generator, device=device) * -math.log(max(n, 2))
+    share = torch.where((torch.arange(m, device=device) % 4 == 0)[:, None], 0.0, share)  # e^0: every entry tied
+    keep = torch.randint(0, n, (m, 1), generator=generator, device=device)
+    col = torch.arange(n, device=device)[None, :]
+    tied = (torch.rand(shape, generator=generator, device=device) < share.exp()) | (col == keep)
+    odd = (torch.arange(m, device=device) % 2 == 1)[:, None]
+    x = torch.where(odd, -big, torch.where(signs, -big, big))
+    return (torch.where(tied, torch.where(odd, lower, upper), x),)
+
+
+def inf_and_nan(shape, dtype, device, generator):
+    """Rows by r % 6, each NaN throughout in the reference except kinds 0 and 5: 0 random with 1 entry in 8 -inf
+    (never all), 1 one +inf, 2 its first half -inf and a NaN among those -inf (within the first quarter, so a whole
+    slice, chunk or warp of a long row sees only -inf and NaN: its maximum ignoring NaN is -inf, and skipping that
+    slice as empty would drop the NaN), 3 one NaN, 4 all -inf, 5 random."""
+    m, n = shape
+    (x,) = make_inputs(shape, torch.float32, device, generator)
+    kind = torch.arange(m, device=device)[:, None] % 6
+    col = torch.arange(n, device=device)[None, :]
+    keep = torch.randint(0, n, (m, 1), generator=generator, device=device)
+    spot = torch.randint(0, max(n // 4, 1), (m, 1), generator=generator, device=device)
+    masked = (torch.rand(shape, generator=generator, device=device) < 0.125) & (col != keep)
+    inf, nan = float("inf"), float("nan")
+    x = torch.where((kind == 0) & masked, -inf, x)
+    x = torch.where((kind == 1) & (col == keep), inf, x)
+    x = torch.where((kind == 2) & (col < n // 2), -inf, x)
+    x = torch.where(((kind == 2) & (col == spot)) | ((kind == 3) & (col == keep)), nan, x)
+    x = torch.where(kind == 4, -inf, x)
+    return (x.to(dtype),)
+
+
+def subnormals(shape, dtype, device, generator):
+    """Even rows: subnormals of the dtype (they act as zeros: outputs near 1/N). Odd rows: spread so the outputs
+    run from the largest down through the dtype's subnormal range to 0: x = -s·U(0, 1), s = ln(1/smallest
+    subnormal) + 8 (112 for fp32, 100 for bf16, 25 for fp16). fp16 subnormal outputs are judged to the ulp; in
+    fp32 and bf16 they sit below atol, which allows an fp32 exponential that flushes them to 0."""
+    m, n = shape
+    info = torch.finfo(dtype)
+    spread = -math.log(info.tiny * info.eps) + 8
+    x = torch.rand(shape, generator=generator, device=device) * -spread
+    odd = (torch.arange(m, device=device) % 2 == 1)[:, None]
+    return (torch.where(odd, x.to(dtype), _special.subnormals(shape, dtype, device, generator)),)
+
+
 def reference(x):
-    return torch.softmax(x, dim=-1)
+    # torch.softmax, with the non-finite rows (see the top of this file) set to NaN explicitly, so the semantics
+    # don't rest on how a float64 max reduction treats NaN.
+    y = torch.softmax(x, dim=-1)
+    nan_row = (torch.isnan(x) | (x == float("inf"))).any(dim=-1, keepdim=True) | (x == float("-inf")).all(
+        dim=-1, keepdim=True)
+    return y.masked_fill(nan_row, float("nan"))
 
 
 def torch_eager(x):
@@ -59,8 +131,8 @@ OP = Op(
     torch_eager=torch_eager,
     bytes_moved=lambda shape, dtype: 2 * math.prod(shape) * dtype.itemsize,
     flops=lambda shape: 5 * math.prod(shape),  # max, subtract, exp, sum, scale
-    # The special inputs (and the non-contiguous view, on the second and third) run on the first three shapes, chosen
-    # for the paths where -inf and huge values are hazards: N = 12000 (a block per row, whole row in registers; the
+    # The special inputs run at every check (and bench) shape; the first three are chosen for the paths where -inf,
+    # NaN and huge values are hazards: N = 12000 (a block per row, whole row in registers; the
     # warp-per-row path shares its per-element code), then rows too long to hold whole: 3 of them (too few to fill
     # the GPU: several blocks or programs per row, whose per-slice maxima may be -inf) and 300 (one block or program
     # per row, the online kernels; M = 300 is past two rows per SM on 132 to 148 SMs). N > 65536 reaches those paths
@@ -76,18 +148,32 @@ OP = Op(
     # Same paths, smaller: several rows per program, then N = 40000 split over programs (the interpreter counts as
     # two SMs: M <= 3) and online (M = 4), one row per program (N = 5000).
     interpret_shapes=[(5, 127), (3, 40000), (4, 40000), (2, 5000), (1, 1), (4, 300)],
-    special_inputs={"large magnitudes": large_magnitudes, "with -inf": with_neg_inf},
+    special_inputs={"large magnitudes": large_magnitudes, "with -inf": with_neg_inf, "range edges": range_edges,
+                    "inf and nan": inf_and_nan, "subnormals": subnormals},
     # 2^31 + 1024 elements in rows that every implementation takes (N <= 65536): row · N overflows 32 bits.
     index_overflow_shape=(2**21 + 1, 1024),
     dtypes=(torch.float32, torch.float16, torch.bfloat16),
-    # Outputs of a long row are about 1/N (4e-6 at N = 262144), so atol must sit well below that or an all-zeros
-    # output would pass. fp16/bf16 outputs are computed in fp32 and rounded once (at most half an ulp: 2^-11 and
-    # 2^-8 relative); rtol allows two to four times that. fp16 outputs below 6e-5 are subnormal, with an absolute
-    # spacing of 6e-8, hence its atol. fp32: fast exponentials and an N-term sum stay within 1e-5 relative.
+    # Measured on an H100 (every row, every check and bench shape, every input set above, against this reference):
+    #   * fp32: relative error at most 1.34e-6 for outputs >= 1e-6, 2.7e-6 down to 1e-12, 7.4e-6 down to 1e-30. It
+    #     grows as outputs shrink because an output y = e^a / S carries the rounding of its exponent a (x - max,
+    #     then a·log2(e)): about 2^-23·|a| relative, |a| <= ln(1/y); the rest is the exponential itself (2^-22 for
+    #     ex2.approx) and the sum. rtol = 2^-18 (3.8e-6) is 2.9x the worst case where outputs matter (>= 1e-6);
+    #     atol = 2^-50 (8.9e-16) takes over below ~1e-10, where that growth would reach rtol (measured: at most
+    #     4.8e-17 beyond 2e-6·|ref|, anywhere). It also covers outputs that an fp32 exponential with flush-to-zero
+    #     (cuda:fast's ex2.approx.ftz) leaves at 0 below 2^-126. Was atol 1e-8 + rtol 1e-5: 1e-8 absolute
+    #     passed any output below 1e-3 to three digits or worse.
+    #   * fp16/bf16: computed in fp32 (accurate to ~1e-5 relative, far below half an fp16 or bf16 ulp) and rounded
+    #     once, so a correct kernel is at most 1 ulp from the correctly rounded output, subnormal outputs included
+    #     (ulps = 1: measured, every row within 1 ulp). bf16 adds atol = 2^-126: bf16 shares fp32's exponent range,
+    #     and an fp32 exponential that flushes results below fp32's smallest normal (cuda:fast; 9.4e-39 measured)
+    #     loses bf16's subnormal outputs. As atol/rtol this would be rtol = 2^-10 (fp16) / 2^-7 (bf16) to cover one
+    #     ulp at the bottom of a binade, twice the ulp bound at its top; was rtol 2e-3 / 8e-3 with atol 1e-6 / 1e-5.
+    # A wrong formula fails: without the max subtraction, exp overflows on "large magnitudes" (NaN); an fp16 sum
+    # overflows at N > 65504 on the tied rows of "range edges".
     tolerances={
-        torch.float32: Tolerance(atol=1e-8, rtol=1e-5),
-        torch.float16: Tolerance(atol=1e-6, rtol=2e-3),
-        torch.bfloat16: Tolerance(atol=1e-5, rtol=8e-3),
+        torch.float32: Tolerance(atol=2.0**-50, rtol=2.0**-18),
+        torch.float16: Tolerance(atol=0.0, rtol=0.0, ulps=1),
+        torch.bfloat16: Tolerance(atol=2.0**-126, rtol=0.0, ulps=1),
     },
     shape_names=("M", "N"),
     # The seed kernel holds a whole row in one block; it refuses longer rows (and the bad-input tests check that).
