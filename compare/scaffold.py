@@ -18,16 +18,46 @@ SPEC = '''"""$title: y = 2·x + 1 (EDIT: say what your op computes).
 
 Elementwise: each element is read once and written once, 2 · numel · itemsize bytes, so the ceiling is the
 device's copy bandwidth. CUDA: cuda_src/$name.cu. Triton: triton_src/$name.py.
+
+What the reference says where a choice is made (EDIT for your op): IEEE arithmetic in float64, rounded to the
+output dtype, as torch gives: 2·(±inf) + 1 = ±inf, NaN stays NaN, and 2·x + 1 past the dtype's largest value is
+±inf. Where your formula and torch's op disagree on inf or NaN, write the reference to give torch's answer and say
+so here (specs/gelu.py does this for gelu(-inf)).
 """
 import math
 
 import torch
 
 from compare.spec import ELEMENTWISE_SHAPES, Op, Tolerance
+from specs import _special
 
 
 def make_inputs(shape, dtype, device, generator):
     return (torch.randn(shape, device=device, generator=generator, dtype=torch.float32).to(dtype),)
+
+
+# Special inputs, checked at every shape and dtype besides the random ones. The first element of each comes from
+# make_inputs, so a one-element case always has an ordinary value to judge.
+def range_edges(shape, dtype, device, generator):
+    """Half from the dtype's two highest binades (up to its largest finite value), half from every binade, random
+    signs: where the op overflows the dtype, and where an intermediate in a narrower type would."""
+    x = _special.mix(generator, [_special.top_binades(shape, dtype, device, generator),
+                                 _special.every_binade(shape, dtype, device, generator)])
+    (first,) = make_inputs(shape, dtype, device, generator)
+    return (_special.first_from(x, first),)
+
+
+def inf_and_nan(shape, dtype, device, generator):
+    """The random inputs with +inf, -inf and NaN each replacing 1 element in 16."""
+    (x,) = make_inputs(shape, dtype, device, generator)
+    return (_special.first_from(_special.sprinkle(x, generator), x),)
+
+
+def subnormals(shape, dtype, device, generator):
+    """Half subnormals of the dtype (and its smallest normals), half the random inputs: a kernel that flushes
+    subnormals to zero shows wherever the op keeps them."""
+    (x,) = make_inputs(shape, dtype, device, generator)
+    return (_special.first_from(_special.mix(generator, [_special.subnormals(shape, dtype, device, generator), x]), x),)
 
 
 def reference(x):
@@ -48,10 +78,18 @@ OP = Op(
     flops=lambda shape: 2 * math.prod(shape),  # EDIT: flops per element of your op
     **ELEMENTWISE_SHAPES,  # the sizes every elementwise op uses; list your own to change them
     dtypes=(torch.float32, torch.float16, torch.bfloat16),
+    special_inputs={"range edges": range_edges, "inf and nan": inf_and_nan, "subnormals": subnormals},
+    # An output passes when |out - expected| <= atol + ulps·ulp(expected), expected the float64 reference correctly
+    # rounded to the output dtype. 2·x + 1 computed in fp32 is one rounding (2·x is exact), so fp32 rows return the
+    # correctly rounded answer; fp16/bf16 rows computing in fp32 and rounding once get it too here, and in general
+    # land within one ulp of it (an fp32 error far below half a 16-bit ulp moves the result at most one ulp).
+    # EDIT for your op: measure its rows' worst error over a dense sweep of x (every fp16 and bf16 value, a few
+    # million fp32 ones; specs/gelu.py shows how), add ulps for fp32 math that is not correctly rounded (fast exp,
+    # approximate division), and an atol where the fp32 formula loses relative accuracy near zero (cancellation).
     tolerances={
-        torch.float32: Tolerance(atol=1e-6, rtol=1e-5),
-        torch.float16: Tolerance(atol=1e-4, rtol=1e-3),
-        torch.bfloat16: Tolerance(atol=1e-3, rtol=8e-3),
+        torch.float32: Tolerance(atol=0.0, rtol=0.0, ulps=1),
+        torch.float16: Tolerance(atol=0.0, rtol=0.0, ulps=1),
+        torch.bfloat16: Tolerance(atol=0.0, rtol=0.0, ulps=1),
     },
 )
 '''
