@@ -147,6 +147,8 @@ def triton_function(source: Path, variant: str) -> Callable:
         name = f"lab_source_{source.stem}"
         module = sys.modules.get(name)
         if module is None or getattr(module, "__file__", None) != str(source):
+            if str(source.parent) not in sys.path:  # a file outside triton_src/ may import its neighbours
+                sys.path.append(str(source.parent))
             spec = importlib.util.spec_from_file_location(name, source)
             module = importlib.util.module_from_spec(spec)
             sys.modules[name] = module  # Triton's JIT looks kernels' globals up through their module

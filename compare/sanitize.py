@@ -683,42 +683,11 @@ def child_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _run_every_config_once(row, fn) -> None:
-    """An autotuned kernel runs each config once, timed as 0 (the first config is then kept), instead of benchmarking
-    each: the sanitizer needs one launch of every config, and benchmarking under it takes long."""
-
-    def run_once(kernel_call, quantiles=None, **_):
-        kernel_call()
-        return [0.0, 0.0, 0.0]
-
-    module = sys.modules[fn.__module__]
-    for name in kernel_names(row):
-        tuner = getattr(module, name, None)
-        if hasattr(tuner, "configs") and hasattr(tuner, "fn"):  # a triton.autotune wrapper
-            tuner.do_bench = run_once
-
-
-def _context_healthy() -> bool:
-    import torch
-
-    try:
-        torch.cuda.synchronize()
-        torch.ones(1, device="cuda").add_(1).item()
-        return True
-    except Exception:  # any CUDA error here means the context is gone
-        return False
-
-
-def _short(exc: BaseException) -> str:
-    lines = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: " + "\n".join(lines[:8]) + ("\n..." if len(lines) > 8 else "")
-
-
 def run_row(op, row, shapes, dtypes, seed: int) -> dict:
     """Calls the row on the op's inputs at every shape and dtype it takes; the record for its DONE marker."""
     import torch
 
-    from . import check
+    from . import check, isolate, worker
 
     reason = op.unavailable_reason(row.name, torch.cuda.get_device_capability())
     if reason:
@@ -729,7 +698,7 @@ def run_row(op, row, shapes, dtypes, seed: int) -> dict:
     try:
         fn = row.load()
         if row.backend == "triton":
-            _run_every_config_once(row, fn)
+            worker.run_autotune_configs_once(row)
         for dtype in dtypes:
             for shape in shapes:
                 if not op.supports(row.name, dtype, shape):
@@ -739,7 +708,7 @@ def run_row(op, row, shapes, dtypes, seed: int) -> dict:
                 torch.cuda.synchronize()  # its reports come before the DONE marker
                 record["cases"] += 1
     except Exception as exc:  # the row's failure is reported on its row; the next row still runs
-        record["failure"] = f"{_short(exc)} (at {case})"
+        record["failure"] = f"{isolate.short_error(exc)} (at {case})"
     record["seconds"] = round(time.perf_counter() - start, 2)
     return record
 
@@ -773,6 +742,8 @@ def child_main(argv: list[str] | None = None) -> int:
         return 2
     import torch
 
+    from . import worker
+
     dtypes = [getattr(torch, name) for name in dtype_names(op, args.dtypes)]
     built = _build(op, rows)
     if built is not None:
@@ -783,7 +754,7 @@ def child_main(argv: list[str] | None = None) -> int:
             record = {"failure": built["failure"]}
         else:
             record = run_row(op, row, args.shapes, dtypes, args.seed)
-        healthy = _context_healthy()
+        healthy = worker.cuda_context_healthy()
         if not healthy:
             record["failure"] = (record.get("failure", "") + "\nthe CUDA context is lost; the rows after this one run "
                                  "in a fresh process").strip()

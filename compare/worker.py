@@ -217,8 +217,14 @@ def _triton_kernels(impl: Impl) -> list:
 def _use_interpreter_autotune_stub(impl: Impl) -> None:
     """Triton's autotuner benchmarks on a GPU; under the interpreter, run each config once instead (so every
     config is still executed) and keep the first."""
-    if not env.interpreting():
-        return
+    if env.interpreting():
+        run_autotune_configs_once(impl)
+
+
+def run_autotune_configs_once(impl: Impl) -> None:
+    """A Triton row's autotuned kernels run each config once, timed as 0 (the first config is then kept), instead of
+    benchmarking each: what the interpreter can afford, and what compute-sanitizer needs (one launch of every
+    config)."""
 
     def run_once(kernel_call, quantiles=None, **_):
         kernel_call()

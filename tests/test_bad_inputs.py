@@ -5,7 +5,7 @@ import math
 import pytest
 import torch
 
-from compare import build, check, discover, env, runner, worker
+from compare import build, check, discover, worker
 
 OPS = [discover.load_op(n) for n in discover.op_names()]
 GPU = torch.cuda.is_available()

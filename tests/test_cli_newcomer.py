@@ -1,6 +1,5 @@
 """What a newcomer meets first: the README's set-up, option errors, where results go, what a run without a GPU
 leaves out, and a clean terminal and temporary folder."""
-import argparse
 import json
 import os
 import re

@@ -5,7 +5,7 @@ too, under the interpreter in CI and on a GPU."""
 import pytest
 import torch
 
-from compare import check, discover, runner, worker
+from compare import check, discover, worker
 
 OP = discover.load_op("matmul")
 IMPL = next(i for i in discover.implementations(OP) if i.name == "triton:persistent")

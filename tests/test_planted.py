@@ -31,6 +31,8 @@ SEED = 0  # the CLI's default base seed: the same inputs a default run checks
 
 
 def _load_planted_triton():
+    if str(PLANTED) not in sys.path:  # its neighbour gelu_math.py, as compare.discover loads planted files
+        sys.path.append(str(PLANTED))
     spec = importlib.util.spec_from_file_location("planted_triton", PLANTED / "planted_triton.py")
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # Triton's JIT looks kernels' globals up through their module
@@ -46,11 +48,12 @@ planted_triton = _load_planted_triton()
 NAN = "NaN"
 OUTSIDE = "outside atol"
 MODIFIED = "modified"
+NON_FINITE = "non-finite reference"  # a finite output where the reference is inf or NaN (the special inputs)
 UNWRITTEN = (NAN,) if GPU else (NAN, OUTSIDE)
 EXPECT = {
     "gelu_unwritten": UNWRITTEN,
-    "gelu_zeros": (OUTSIDE,),
-    "gelu_returns_input": (OUTSIDE,),
+    "gelu_zeros": (OUTSIDE, NON_FINITE),
+    "gelu_returns_input": (OUTSIDE, NON_FINITE),
     "gelu_in_place": (MODIFIED,),
     "gelu_tail_unwritten": UNWRITTEN,
     "gelu_off_by_one": UNWRITTEN,
@@ -59,11 +62,11 @@ EXPECT = {
     "gelu_wrong_stride": (NAN, OUTSIDE),
     "gelu_low_precision": (OUTSIDE,),
     "gelu_textbook_tanh": (NAN,),
-    "gelu_cached": (OUTSIDE,),
+    "gelu_cached": (OUTSIDE, NON_FINITE),
     "softmax_half_rows": UNWRITTEN,
     "softmax_no_max": (NAN,),
     "softmax_wrong_stride": (NAN, OUTSIDE),
-    "softmax_cached": (OUTSIDE,),
+    "softmax_cached": (OUTSIDE, NON_FINITE),
     "softmax_race": (OUTSIDE,),
 }
 # Hazards that only some input sets can show: the failures must all be on those (a layout of compare.layouts, a
@@ -72,7 +75,7 @@ LAYOUT = "a non-contiguous layout"
 EXPECT_INPUTS = {
     "gelu_wrong_stride": LAYOUT,
     "softmax_wrong_stride": LAYOUT,
-    "softmax_no_max": "large magnitudes",
+    "softmax_no_max": ("large magnitudes", "range edges", "inf and nan"),  # exp overflows; a +inf row: inf/inf
 }
 OPS = {name: discover.load_op(name) for name in ("gelu", "softmax")}
 PLANTED_CU = PLANTED / "planted.cu"
@@ -127,7 +130,7 @@ def assert_caught(name: str, results, expect, inputs=None) -> None:
     if inputs == LAYOUT:
         assert all(any(name in r.inputs for name in layouts.LAYOUTS) for r in failed), describe(results)
     elif inputs:
-        assert {r.inputs for r in failed} == {inputs}, describe(results)
+        assert {r.inputs for r in failed} <= set(inputs), describe(results)
 
 
 def test_every_pattern_has_an_expected_message_and_there_are_enough():

@@ -11,7 +11,6 @@ kernels that write one element past the end of their output (tests/planted/plant
 which the ordinary checks pass, are reported on their own rows and nowhere else.
 """
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path

@@ -22,16 +22,9 @@ import triton.language as tl
 from compare.spec import variant
 from compare.validate import check_inputs
 
-SQRT_2_OVER_PI = tl.constexpr(0.7978845608028654)
-CUBIC_COEFF = tl.constexpr(0.044715)
+from gelu_math import gelu_fp32  # the right math; each pattern here is wrong in its own way
+
 BLOCK = 1024
-
-
-@triton.jit
-def _gelu(x):
-    # The right math in fp32: 0.5·(1 + tanh(u)) == 1 / (1 + e^(-2u)), no cancellation for negative x.
-    u = SQRT_2_OVER_PI * (x + CUBIC_COEFF * x * x * x)
-    return x / (1.0 + tl.exp(-2.0 * u))
 
 
 @triton.jit
@@ -39,7 +32,7 @@ def gelu_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     offsets = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     mask = offsets < n
     x = tl.load(x_ptr + offsets, mask=mask).to(tl.float32)
-    tl.store(y_ptr + offsets, _gelu(x).to(y_ptr.dtype.element_ty), mask=mask)
+    tl.store(y_ptr + offsets, gelu_fp32(x).to(y_ptr.dtype.element_ty), mask=mask)
 
 
 def _gelu_into(x, y, n=None):
@@ -209,7 +202,7 @@ def _gelu_autotuned_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     offsets = tl.program_id(0).to(tl.int64) * 1024 + tl.arange(0, BLOCK)  # the bug: a stride of 1024, not BLOCK
     mask = offsets < n
     x = tl.load(x_ptr + offsets, mask=mask).to(tl.float32)
-    tl.store(y_ptr + offsets, _gelu(x).to(y_ptr.dtype.element_ty), mask=mask)
+    tl.store(y_ptr + offsets, gelu_fp32(x).to(y_ptr.dtype.element_ty), mask=mask)
 
 
 @variant("gelu_autotune_hides_unwritten")
@@ -230,36 +223,49 @@ def gelu_autotune_hides_unwritten(x):
 @triton.jit
 def _softmax_row_kernel(x_ptr, y_ptr, n_cols, col_stride, BLOCK: tl.constexpr):
     row = tl.program_id(0).to(tl.int64)
-    cols = tl.arange(0, BLOCK)
-    mask = cols < n_cols
-    x = tl.load(x_ptr + row * n_cols * col_stride + cols * col_stride, mask=mask, other=float("-inf"))
-    x = x.to(tl.float32)
-    e = tl.exp(x - tl.max(x, axis=0))
-    tl.store(y_ptr + row * n_cols + cols, (e / tl.sum(e, axis=0)).to(y_ptr.dtype.element_ty), mask=mask)
+    x_row = x_ptr + row * n_cols * col_stride  # the bug: the row pitch taken as N column strides
+    y_row = y_ptr + row * n_cols
+    m = tl.full([BLOCK], float("-inf"), tl.float32)
+    for start in range(0, n_cols, BLOCK):
+        cols = start + tl.arange(0, BLOCK)
+        x = tl.load(x_row + cols * col_stride, mask=cols < n_cols, other=float("-inf")).to(tl.float32)
+        m = tl.maximum(m, x)
+    row_max = tl.max(m, axis=0)
+    s = tl.zeros([BLOCK], tl.float32)
+    for start in range(0, n_cols, BLOCK):
+        cols = start + tl.arange(0, BLOCK)
+        x = tl.load(x_row + cols * col_stride, mask=cols < n_cols, other=float("-inf")).to(tl.float32)
+        s += tl.exp(x - row_max)
+    inv_sum = 1.0 / tl.sum(s, axis=0)
+    for start in range(0, n_cols, BLOCK):
+        cols = start + tl.arange(0, BLOCK)
+        mask = cols < n_cols
+        x = tl.load(x_row + cols * col_stride, mask=mask, other=float("-inf")).to(tl.float32)
+        tl.store(y_row + cols, (tl.exp(x - row_max) * inv_sum).to(y_ptr.dtype.element_ty), mask=mask)
 
 
 @variant("softmax_ignores_row_stride")
 def softmax_ignores_row_stride(x):
-    if x.dim() == 2 and x.stride(0) < x.stride(1):  # column-major: made row-major first
+    # No contiguity check (compare.validate's would refuse the slices): the strides are this row's bug.
+    if x.stride(0) < x.stride(1):  # column-major: made row-major first
         x = x.contiguous()
     m, n = x.shape
-    if n > 16384:
-        raise ValueError("softmax_ignores_row_stride: rows longer than 16384 are not supported")
     y = torch.empty((m, n), dtype=x.dtype, device=x.device)
     if x.numel():
-        _softmax_row_kernel[(m,)](x, y, n, x.stride(1), BLOCK=triton.next_power_of_2(n))
+        _softmax_row_kernel[(m,)](x, y, n, x.stride(1), BLOCK=1024)
     return y
 
 
-# Clamps its input to [-10, 10] first, a common shortcut (gelu(x) is x or 0 to many digits beyond): right on every
-# random input, wrong on ±inf (gelu(inf) is inf, not 10). Caught by the special inputs.
+# Clamps its input to [-30, 30] first, a common shortcut (gelu(x) is x or 0 to many digits beyond): right on every
+# random input (10 standard deviations out), wrong on ±inf and the range edges (gelu(1e30) is 1e30, not 30).
+# Caught by the special inputs.
 @triton.jit
 def _gelu_clamped_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     offsets = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     mask = offsets < n
     x = tl.load(x_ptr + offsets, mask=mask).to(tl.float32)
-    x = tl.minimum(tl.maximum(x, -10.0), 10.0)
-    tl.store(y_ptr + offsets, _gelu(x).to(y_ptr.dtype.element_ty), mask=mask)
+    x = tl.minimum(tl.maximum(x, -30.0), 30.0)
+    tl.store(y_ptr + offsets, gelu_fp32(x).to(y_ptr.dtype.element_ty), mask=mask)
 
 
 @variant("gelu_clamped")
@@ -291,7 +297,7 @@ def _gelu_fp16_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     offsets = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     mask = offsets < n
     x = tl.load(x_ptr + offsets, mask=mask).to(tl.float16)
-    tl.store(y_ptr + offsets, _gelu(x.to(tl.float32)).to(tl.float16).to(y_ptr.dtype.element_ty), mask=mask)
+    tl.store(y_ptr + offsets, gelu_fp32(x.to(tl.float32)).to(tl.float16).to(y_ptr.dtype.element_ty), mask=mask)
 
 
 @variant("gelu_fp16_staging")

@@ -19,20 +19,14 @@ import triton.language as tl
 
 from compare.validate import check_inputs
 
-SQRT_2_OVER_PI = tl.constexpr(0.7978845608028654)
-CUBIC_COEFF = tl.constexpr(0.044715)
+# The correct math (gelu_math.py); the wrong patterns below differ from it in one planted way each.
+from gelu_math import CUBIC_COEFF, SQRT_2_OVER_PI  # noqa: E402
+from gelu_math import gelu_fp32  # noqa: E402
+
 NEG_INF = tl.constexpr(float("-inf"))
 
 GELU_BLOCK = 1024
 SOFTMAX_BLOCK = 256  # columns per loop step, and per program where several programs share a row
-
-
-@triton.jit
-def _gelu(x):
-    # The correct math, in fp32: 0.5·(1 + tanh(u)) == 1 / (1 + e^(-2u)), which neither overflows to NaN nor
-    # cancels for negative x. The wrong patterns below differ from it in one planted way each.
-    u = SQRT_2_OVER_PI * (x + CUBIC_COEFF * x * x * x)
-    return x / (1.0 + tl.exp(-2.0 * u))
 
 
 @triton.jit
@@ -41,7 +35,7 @@ def gelu_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     offsets = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     mask = offsets < n
     x = tl.load(x_ptr + offsets, mask=mask).to(tl.float32)
-    tl.store(y_ptr + offsets, _gelu(x).to(y_ptr.dtype.element_ty), mask=mask)
+    tl.store(y_ptr + offsets, gelu_fp32(x).to(y_ptr.dtype.element_ty), mask=mask)
 
 
 def _gelu_into(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
@@ -96,7 +90,7 @@ def gelu_in_place(x):
 def gelu_full_blocks_kernel(x_ptr, y_ptr, BLOCK: tl.constexpr):
     offsets = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)  # no mask: every block assumed full
     x = tl.load(x_ptr + offsets).to(tl.float32)
-    tl.store(y_ptr + offsets, _gelu(x).to(y_ptr.dtype.element_ty))
+    tl.store(y_ptr + offsets, gelu_fp32(x).to(y_ptr.dtype.element_ty))
 
 
 def gelu_tail_unwritten(x):
@@ -114,7 +108,7 @@ def gelu_off_by_one_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     offsets = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     mask = offsets < n - 1  # the bug: should be offsets < n
     x = tl.load(x_ptr + offsets, mask=mask).to(tl.float32)
-    tl.store(y_ptr + offsets, _gelu(x).to(y_ptr.dtype.element_ty), mask=mask)
+    tl.store(y_ptr + offsets, gelu_fp32(x).to(y_ptr.dtype.element_ty), mask=mask)
 
 
 def gelu_off_by_one(x):
@@ -140,7 +134,7 @@ def gelu_bf16_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     offsets = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     mask = offsets < n
     x = tl.load(x_ptr + offsets, mask=mask).to(tl.bfloat16).to(tl.float32)  # the bug: 8-bit mantissa
-    y = _gelu(x).to(tl.bfloat16)
+    y = gelu_fp32(x).to(tl.bfloat16)
     tl.store(y_ptr + offsets, y.to(y_ptr.dtype.element_ty), mask=mask)
 
 
