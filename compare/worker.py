@@ -29,8 +29,6 @@ def set_progress_callback(callback) -> None:
 
 def load_row(impl: Impl) -> None:
     """Import or build the row (CUDA rows load the module the parent's build step left in the cache)."""
-    if impl.backend == "triton":
-        _use_interpreter_autotune_stub(impl)
     fn = impl.load()
     if impl.backend == "triton":
         _use_interpreter_autotune_stub(impl)
