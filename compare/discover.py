@@ -199,6 +199,13 @@ def implementations(op: Op) -> list[Impl]:
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
         raise SpecError(f"op {op.name!r}: two implementations share the name(s) {duplicates}")
+    # Spec fields keyed by row name: a misspelled name would silently declare nothing.
+    for field in ("unsupported_dtypes", "unsupported_shapes", "requires_capability"):
+        unknown = sorted(set(getattr(op, field)) - set(names))
+        if unknown:
+            raise SpecError(f"specs/{op.name}.py: {field} names {', '.join(unknown)}, which "
+                            f"{'is not a row' if len(unknown) == 1 else 'are not rows'} of {op.name}; its rows are "
+                            f"{', '.join(names)}")
     return impls
 
 

@@ -45,3 +45,16 @@ def test_wrong_namespace_is_reported_with_file_and_line(tmp_path, monkeypatch):
     monkeypatch.setattr(env, "CUDA_DIR", tmp_path)
     with pytest.raises(discover.SpecError, match=r"demo\.cu:2: .*lab_demo"):
         discover.cuda_variants("demo")
+
+
+def test_a_spec_field_naming_a_row_that_does_not_exist_is_an_error():
+    import dataclasses
+
+    import torch
+
+    op = discover.load_op("matmul")
+    typo = dataclasses.replace(op, unsupported_dtypes={"cuda:wmgma": (torch.float32,)})
+    with pytest.raises(discover.SpecError, match=r"specs/matmul\.py: unsupported_dtypes names cuda:wmgma, which is "
+                                                 r"not a row of matmul; its rows are cuda:naive"):
+        discover.implementations(typo)
+    assert discover.implementations(op)  # the real spec's names are all rows
