@@ -91,22 +91,35 @@ class Worker:
         self.starts = 0
         self.start_s = 0.0
         self.lost_context = False
+        self._launched_at = None  # set between launch() and the worker's answer to the start handshake
+
+    def launch(self) -> None:
+        """Start the worker process without waiting for it: its imports (torch, the harness; no CUDA context) then
+        overlap whatever the caller does meanwhile, such as the previous row. The first call waits for it."""
+        if self.proc is None:
+            ctx = mp.get_context("spawn")  # a fresh interpreter: no CUDA context inherited from the parent
+            self.conn, child = ctx.Pipe()
+            self._launched_at = time.perf_counter()
+            self.proc = ctx.Process(target=_serve, args=(child,), daemon=True)
+            self.proc.start()
+            child.close()
+            self.starts += 1
+            self.conn.send(("ready", ()))
 
     def _start(self) -> None:
-        ctx = mp.get_context("spawn")  # a fresh interpreter: no CUDA context inherited from the parent
-        self.conn, child = ctx.Pipe()
-        start = time.perf_counter()
-        self.proc = ctx.Process(target=_serve, args=(child,), daemon=True)
-        self.proc.start()
-        child.close()
-        self.starts += 1
-        # Wait until it has imported the harness (torch, triton): that is the cost of isolation, measured.
-        self.conn.send(("ready", ()))
-        if not self.conn.poll(300):
+        self.launch()
+        # Wait until it has imported the harness: that is the cost of isolation, measured (from the launch).
+        try:
+            ready = self.conn.poll(300)
+            if ready:
+                self.conn.recv()
+        except (EOFError, OSError):
+            ready = False
+        if not ready:
             self._stop()
-            raise RowFailure("crashed", "the worker process did not start within 300 s")
-        self.conn.recv()
-        self.start_s += time.perf_counter() - start
+            raise RowFailure("crashed", "the worker process did not start within 300 s, or died starting")
+        self.start_s += time.perf_counter() - self._launched_at
+        self._launched_at = None
 
     def _stop(self) -> None:
         if self.proc is not None:
@@ -116,9 +129,12 @@ class Worker:
         if self.conn is not None:
             self.conn.close()
         self.proc = self.conn = None
+        self._launched_at = None
 
     def call(self, name: str, *args, timeout_s: float | None = None):
-        if self.proc is None or not self.proc.is_alive():
+        if self._launched_at is not None and self.proc is not None and self.proc.is_alive():
+            self._start()  # launched ahead: wait for its handshake
+        elif self.proc is None or not self.proc.is_alive():
             self._stop()
             self._start()
         timeout_s = self.row_timeout_s if timeout_s is None else timeout_s
@@ -184,6 +200,9 @@ class InProcess:
 
     starts = 0
     start_s = 0.0
+
+    def launch(self) -> None:
+        pass
 
     def call(self, name: str, *args, timeout_s: float | None = None):
         from . import worker

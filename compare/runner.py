@@ -132,11 +132,16 @@ def run_op(op: Op, options: Options, impls: list[discover.Impl] | None = None) -
             status[impl.name] = RowStatus(impl.name, "skipped", why)
 
     starts, start_s = 0, 0.0
-    for impl in impls:
-        if status[impl.name].status != "ok":
-            continue
+    runnable = [impl for impl in impls if status[impl.name].status == "ok"]
+    upcoming = _pool(options)
+    if runnable:
+        upcoming.launch()
+    for n, impl in enumerate(runnable):
         _say(options, f"  {impl.name}")
-        with _pool(options) as pool:  # a fresh process per row: no row can reach another's
+        pool, upcoming = upcoming, _pool(options)
+        if n + 1 < len(runnable):
+            upcoming.launch()  # the next row's process starts while this row runs
+        with pool:  # a fresh process per row: no row can reach another's
             outcome = run_row(pool, op, impl, options, timed)
             starts, start_s = starts + pool.starts, start_s + pool.start_s
         status[impl.name] = outcome.status
@@ -150,8 +155,9 @@ def run_op(op: Op, options: Options, impls: list[discover.Impl] | None = None) -
         result.build += outcome.resources
         result.captures += outcome.captures
         result.kernels += outcome.kernels
+    upcoming.close()
     result.isolation = {"enabled": options.isolate, "worker_starts": starts, "worker_start_s": round(start_s, 3),
-                        "worker_per_row": True}
+                        "worker_per_row": True, "next_worker_started_during_the_row_before": True}
     relate_to_ceilings(result)
     _refuse_implausible(result, status)
     result.rows = [status[i.name] for i in impls]
