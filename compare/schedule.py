@@ -3,7 +3,8 @@ the tests that plant wrong kernels read it from here, so "caught by the tests" m
 
 Checks. Every shape a row is timed at is also checked (a kernel wrong only on large shapes can't be timed as
 right), besides the op's own check shapes. At every check shape and dtype: random inputs and each of the op's
-special input sets; at the op's own check shapes also each non-contiguous layout of compare.layouts. Every case is
+special input sets; at the op's own check shapes (up to LAYOUT_MAX_ELEMENTS) also each non-contiguous layout of
+compare.layouts (torch.compile rows: at the two largest of those, since every layout is a compile). Every case is
 three calls of the row, each on inputs of its own:
   1. a warm-up call whose output is discarded: Triton's autotuner benchmarks every config into the output of the
      first call at a new shape, which would hide the parts the chosen config leaves unwritten; JIT compilation and
@@ -36,9 +37,10 @@ from .spec import Op, Shape
 RANDOM = "random"
 MIN_INPUT_SETS = 2  # distinct input sets a timed cell rotates among, at every size
 MIN_SAMPLES = 10  # timed calls per cell, at least, however long one call takes
-# Layout cases are run at shapes up to this many elements in the largest input: a stride bug shows on a small
-# matrix as well as on a large one, and the strided copies of the bench shapes would double their memory.
-LAYOUT_MAX_ELEMENTS = 1 << 24
+# Layout cases are run at the op's own check shapes up to this many elements moved (inputs and output): a stride bug
+# shows on a small matrix as well as on a large one, and strided copies of the largest shapes would double their
+# memory.
+LAYOUT_MAX_ELEMENTS = 1 << 26
 
 
 def dtype_name(dtype: torch.dtype) -> str:
@@ -103,14 +105,22 @@ def check_cases(op: Op, impl: str, dtypes: list[torch.dtype], gpu: bool, timed: 
     """Every check of one row before timing, in the order they run: per dtype, per shape, random inputs, each
     special input set, then each layout."""
     shapes = check_shapes(op, gpu, timed)
-    own = set(map(tuple, op.check_shapes if gpu else shapes))
+    own = [tuple(s) for s in (op.check_shapes if gpu else shapes)]
+    def elements(shape):
+        return op.bytes_moved(shape, torch.float32) // 4
+
+    layout_shapes = {s for s in own if elements(s) <= LAYOUT_MAX_ELEMENTS}
+    if impl.startswith("torch:compile"):
+        # torch.compile (dynamic=False) compiles anew for every layout, and max-autotune autotunes each compile:
+        # torch's own code gets its layouts checked at the op's two largest such shapes, not at every one.
+        layout_shapes = set(sorted(layout_shapes, key=elements)[-2:])
     cases = []
     for dtype in dtypes:
         for shape in (s for s in shapes if op.supports(impl, dtype, s)):
             for inputs in (RANDOM, *op.special_inputs):
                 cases.append(CheckCase(dtype, shape, inputs, None,
                                        case_seeds(base_seed, op, impl, dtype, shape, inputs, None, "check", 3)))
-            if shape in own and math.prod(shape) <= LAYOUT_MAX_ELEMENTS:
+            if shape in layout_shapes:
                 for layout in layouts.names_for(op_input_dims(op, shape)):
                     cases.append(CheckCase(dtype, shape, RANDOM, layout,
                                            case_seeds(base_seed, op, impl, dtype, shape, RANDOM, layout, "check", 3)))
