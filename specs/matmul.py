@@ -139,19 +139,16 @@ def torch_eager(a, b):
 
 def tolerances(dtype, shape):
     # Outputs are ~N(0, 1) and so are the partial sums, so an fp32 accumulator rounds each of its K additions by up
-    # to 2^-24 in absolute terms, and the errors add like a random walk. Measured on an H100 (every row, every check
-    # and bench shape, every input set): at most 5.2·2^-24·sqrt(K) from the float64 reference, fp32 output rounding
-    # included, the same for every fp32 row at the large shapes (cuBLAS, cuda:* and triton:* all accumulate each
-    # output in one fp32 FMA chain over k, so they agree to the bit). The fp32 term, 2^-21·sqrt(K) = 8·2^-24·
-    # sqrt(K), is 1.5x that (an error past it would be a 9-sigma tail of the worst of 67M outputs). The fp16/bf16
+    # to 2^-24 in absolute terms, and the errors add like a random walk (~2^-24·sqrt(K/6) per output; the worst of
+    # 67M outputs is about 5.5 sigma of that). The fp32 term, 2^-21·sqrt(K) = 8·2^-24·sqrt(K), leaves an error past
+    # it a 9-sigma tail. The fp16/bf16
     # inputs are exact in the float64 reference (it reads the rounded inputs), so beyond the fp32 accumulation a
-    # kernel that rounds its fp32 result once is within one ulp of the correctly rounded output (ulps = 1; measured
-    # 0.08 of half an fp16 ulp at 1 beyond it, the accumulation term's share). cuBLAS (torch:eager) is the
+    # kernel that rounds its fp32 result once is within one ulp of the correctly rounded output (ulps = 1), the
+    # accumulation term covering the rest. cuBLAS (torch:eager) is the
     # exception: torch leaves allow_fp16/bf16_reduced_precision_reduction on, and at some shapes cuBLAS splits K and
-    # rounds and reduces the partial sums in fp16/bf16 (measured: 2049^3, 2000x30x2000 and 100x100x4000 did, 2047^3
-    # and 2048^3 did not), each partial and each reduction step costing up to half an ulp of a partial sum about as
-    # large as the output. Measured beyond one ulp: 2.75u (fp16) and 4u (bf16) at 2049^3, u = 2^-11 / 2^-8 being
-    # half an ulp at 1. That term is 8u (2^-8 fp16, 2^-5 bf16), twice the worst seen; it can't be limited to the
+    # rounds and reduces the partial sums in fp16/bf16 (odd shapes near 2K, for one), each partial and each reduction
+    # step costing up to half an ulp of a partial sum about as large as the output: a few u beyond one ulp, u =
+    # 2^-11 / 2^-8 being half an ulp at 1. That term is 8u (2^-8 fp16, 2^-5 bf16), with room; it can't be limited to the
     # shapes cuBLAS splits, which depend on the GPU and the library version. An fp16-accumulating kernel is off by
     # ~u·sqrt(K/3) per output (~50u for the worst output at K = 520), so it still fails; so does one that stages bf16
     # through fp16 ("range edges" and "subnormals" hold values past 65504).

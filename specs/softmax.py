@@ -153,20 +153,17 @@ OP = Op(
     # 2^31 + 1024 elements in rows that every implementation takes (N <= 65536): row · N overflows 32 bits.
     index_overflow_shape=(2**21 + 1, 1024),
     dtypes=(torch.float32, torch.float16, torch.bfloat16),
-    # Measured on an H100 (every row, every check and bench shape, every input set above, against this reference):
-    #   * fp32: relative error at most 1.34e-6 for outputs >= 1e-6, 2.7e-6 down to 1e-12, 7.4e-6 down to 1e-30. It
-    #     grows as outputs shrink because an output y = e^a / S carries the rounding of its exponent a (x - max,
+    # From the arithmetic (and held to it by every row's checks, results/<gpu>/softmax.md):
+    #   * fp32: relative error grows as outputs shrink because an output y = e^a / S carries the rounding of its exponent a (x - max,
     #     then a·log2(e)): about 2^-23·|a| relative, |a| <= ln(1/y); the rest is the exponential itself (2^-22 for
-    #     ex2.approx) and the sum. rtol = 2^-18 (3.8e-6) is 2.9x the worst case where outputs matter (>= 1e-6);
-    #     atol = 2^-50 (8.9e-16) takes over below ~1e-10, where that growth would reach rtol (measured: at most
-    #     4.8e-17 beyond 2e-6·|ref|, anywhere). It also covers outputs that an fp32 exponential with flush-to-zero
+    #     ex2.approx) and the sum: a few 2^-22 where outputs matter (>= 1e-6), so rtol = 2^-18 (3.8e-6);
+    #     atol = 2^-50 (8.9e-16) takes over below ~1e-10, where that growth would reach rtol. It also covers outputs that an fp32 exponential with flush-to-zero
     #     (cuda:fast's ex2.approx.ftz) leaves at 0 below 2^-126. Was atol 1e-8 + rtol 1e-5: 1e-8 absolute
     #     passed any output below 1e-3 to three digits or worse.
     #   * fp16/bf16: computed in fp32 (accurate to ~1e-5 relative, far below half an fp16 or bf16 ulp) and rounded
     #     once, so a correct kernel is at most 1 ulp from the correctly rounded output, subnormal outputs included
-    #     (ulps = 1: measured, every row within 1 ulp). bf16 adds atol = 2^-126: bf16 shares fp32's exponent range,
-    #     and an fp32 exponential that flushes results below fp32's smallest normal (cuda:fast; 9.4e-39 measured)
-    #     loses bf16's subnormal outputs. As atol/rtol this would be rtol = 2^-10 (fp16) / 2^-7 (bf16) to cover one
+    #     (ulps = 1). bf16 adds atol = 2^-126: bf16 shares fp32's exponent range, and an fp32 exponential that
+    #     flushes results below fp32's smallest normal (cuda:fast) loses bf16's subnormal outputs. As atol/rtol this would be rtol = 2^-10 (fp16) / 2^-7 (bf16) to cover one
     #     ulp at the bottom of a binade, twice the ulp bound at its top; was rtol 2e-3 / 8e-3 with atol 1e-6 / 1e-5.
     # A wrong formula fails: without the max subtraction, exp overflows on "large magnitudes" (NaN); an fp16 sum
     # overflows at N > 65504 on the tied rows of "range edges".
