@@ -257,7 +257,10 @@ def run_row(pool, op: Op, impl: discover.Impl, options: Options, timed: list) ->
                                     "first_call_s": result.warmup_s})
                 first_of_dtype.add(case.dtype)
             if impl.backend == "triton":
-                out.resources = pool.call("triton_resources")
+                try:
+                    out.resources = _call(pool, impl, "triton_resources")
+                except RowFailure as failure:  # the report then lacks its registers; the row stands
+                    _say(options, f"    registers and shared memory not read: {failure.message.splitlines()[0]}")
         _judge(out)
         if options.capture and gpu and impl.backend == "torch" and impl.variant.startswith("compile"):
             with clock("capture"):
@@ -300,9 +303,13 @@ def _call(pool, impl, name: str, *args, context: str = ""):
     try:
         value = pool.call(name, *args)
     except RowFailure as failure:
-        if failure.status == "error":
+        if failure.status != "error":
+            raise _RowStopped(RowStatus(impl.name, failure.status, failure.message)) from None
+        if not getattr(pool, "lost_context", False):
             raise
-        raise _RowStopped(RowStatus(impl.name, failure.status, failure.message)) from None
+        # The row's code raised and left the CUDA context poisoned (an illegal memory access is reported by the
+        # next synchronizing call): the worker is gone, and with it the loaded row, so the row ends here.
+        raise _RowStopped(RowStatus(impl.name, "crashed", f"CUDA context lost{context}: {failure.message}")) from None
     if getattr(pool, "lost_context", False):
         raise _RowStopped(RowStatus(impl.name, "crashed", f"CUDA context lost{context}"))
     return value

@@ -467,6 +467,24 @@ def test_rows_after_a_row_that_lost_the_cuda_context_run_in_a_fresh_worker(monke
         assert answers == [False, False, False] and worker.starts == 3
 
 
+# An illegal memory access usually surfaces as an exception from the row's own call (the next synchronizing
+# operation raises it), in the same reply that says the context is lost. The row must end there as crashed: its
+# worker is gone with the row loaded in it, and a fresh worker's answers would belong to no row.
+def test_a_row_that_raises_and_loses_the_cuda_context_ends_as_crashed(monkeypatch):
+    from compare import isolate, runner
+
+    monkeypatch.syspath_prepend(str(PLANTED))
+    import lost_context_worker
+
+    monkeypatch.setattr(isolate, "_serve", lost_context_worker.serve_with_lost_context)
+    impl = discover.Impl("gelu", "triton", "basic", PLANTED.parent.parent / "triton_src" / "gelu.py")
+    with isolate.Worker(row_timeout_s=60) as worker:
+        with pytest.raises(runner._RowStopped) as stopped:
+            runner._call(worker, impl, "triton_resources", context=" in a test")  # no row loaded: it raises
+    assert stopped.value.status.status == "crashed"
+    assert "CUDA context lost in a test" in stopped.value.status.message and "KeyError" in stopped.value.status.message
+
+
 @pytest.mark.slow
 def test_run_with_crashing_hanging_raising_and_uncompilable_rows_reports_every_other_row(tmp_path):
     proc, out, other, source, line = _run_broken(tmp_path, "python")
