@@ -1,5 +1,5 @@
-# torch:compile, float16, 1048576: output code captured from torch.compile (torch 2.11.0+cu130) by `python -m compare all --row-timeout 1800`
-# AOT ID: ['25_inference']
+# torch:compile, float16, 1048576: output code captured from torch.compile (torch 2.11.0+cu130) by `python -m compare add`
+# AOT ID: ['37_inference']
 from ctypes import c_void_p, c_long, c_int
 import torch
 import math
@@ -35,7 +35,7 @@ async_compile = AsyncCompile()
 empty_strided_p2p = torch._C._distributed_c10d._SymmetricMemory.empty_strided_p2p
 
 
-# kernel path: /tmp/tmp8fk2osi0/b4/cb4lux4qnrckgku5yiprhmqyszvxsoiofhnkloxwv3kmbdjje6k4.py
+# kernel path: /tmp/tmp0439q1r8/b4/cb4lux4qnrckgku5yiprhmqyszvxsoiofhnkloxwv3kmbdjje6k4.py
 # Topologically Sorted Source Nodes: [add], Original ATen: [aten.add]
 # Source node to ATen node mapping:
 #   add => add

@@ -1,5 +1,5 @@
-# torch:compile, float32, 1048576: output code captured from torch.compile (torch 2.11.0+cu130) by `python -m compare all --row-timeout 1800`
-# AOT ID: ['24_inference']
+# torch:compile, float32, 1048576: output code captured from torch.compile (torch 2.11.0+cu130) by `python -m compare gelu`
+# AOT ID: ['36_inference']
 from ctypes import c_void_p, c_long, c_int
 import torch
 import math
@@ -35,7 +35,7 @@ async_compile = AsyncCompile()
 empty_strided_p2p = torch._C._distributed_c10d._SymmetricMemory.empty_strided_p2p
 
 
-# kernel path: /tmp/tmpyybrwhau/4p/c4pn43kvyhff3osbvhdhfrwkkpnbephl26m2fnnrsdsw3obfcyyj.py
+# kernel path: /tmp/tmpan627fc3/4p/c4pn43kvyhff3osbvhdhfrwkkpnbephl26m2fnnrsdsw3obfcyyj.py
 # Topologically Sorted Source Nodes: [gelu], Original ATen: [aten.gelu]
 # Source node to ATen node mapping:
 #   gelu => add, add_1, mul, mul_1, mul_2, mul_3, mul_4, mul_5, tanh
