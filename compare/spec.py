@@ -69,6 +69,9 @@ class Op:
     index_overflow_shape: Shape | None = None
     # Where a shape is a tuple of named sizes (M, N, K), how to print it; default "1024x4096".
     shape_names: Sequence[str] | None = None
+    # The (dtype, bench shape) cells where the report's ladder table shows what each step of a kernel file bought
+    # (compare/ladder.py): pick those where the steps differ. Default: every dtype at the largest bench shape.
+    ladder_cells: Sequence[tuple[torch.dtype, Shape]] | None = None
 
     def tolerance(self, dtype: torch.dtype, shape: Shape) -> Tolerance:
         if callable(self.tolerances):
@@ -90,6 +93,11 @@ class Op:
         return (f"built for compute capability {needed[0]}.{needed[1]} only (architecture-specific instructions); "
                 f"this GPU is {capability[0]}.{capability[1]}")
 
+    def ladder(self) -> list[tuple[torch.dtype, Shape]]:
+        if self.ladder_cells is not None:
+            return [(dtype, tuple(shape)) for dtype, shape in self.ladder_cells]
+        return [(dtype, tuple(self.bench_shapes[-1])) for dtype in self.dtypes]
+
     def describe_shape(self, shape: Shape) -> str:
         if self.shape_names:
             return " ".join(f"{n}={s}" for n, s in zip(self.shape_names, shape))
@@ -98,6 +106,11 @@ class Op:
     def __post_init__(self):
         if self.roofline not in ("memory", "compute"):
             raise ValueError(f"op {self.name!r}: roofline must be 'memory' or 'compute', not {self.roofline!r}")
+        off_bench = [(d, s) for d, s in (self.ladder_cells or ())
+                     if d not in self.dtypes or tuple(s) not in {tuple(b) for b in self.bench_shapes}]
+        if off_bench:
+            raise ValueError(f"op {self.name!r}: ladder_cells {off_bench} are not (dtype, bench shape) pairs of the "
+                             f"op; the ladder shows timed cells only")
         missing = [d for d in self.dtypes if not callable(self.tolerances) and d not in self.tolerances]
         if missing:
             raise ValueError(f"op {self.name!r}: no tolerance for dtype(s) {missing}")
