@@ -1,5 +1,9 @@
 // Elementwise add:  out = x + y  (same shape, no broadcasting)
 //
+// Steps (each one a row, cuda:<name>; measured figures: results/<gpu>/add.md):
+//   v1 naive    one thread per element, 1024-thread blocks, two narrow loads and one narrow store
+//   v2 vec      128-bit packets, one per thread: 4-8x fewer memory instructions per byte
+//
 // Two loads, one store, one flop per element: nothing but memory traffic, so the goal is the device's copy bandwidth
 // (3 · n · itemsize bytes per call). Same two steps as cuda_src/gelu.cu, which has the longer story; here there is
 // no math to hide latency behind, so the width of each memory instruction is the whole difference.

@@ -1,5 +1,9 @@
 // GELU, tanh approximation:  y = 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3)))
 //
+// Steps (each one a row, cuda:<name>; measured figures: results/<gpu>/gelu.md):
+//   v1 naive    the textbook kernel: one thread per element, 1024-thread blocks, narrow loads, libm tanhf
+//   v2 vec      128-bit packets, one per thread, and tanh rewritten exactly as one exp2 and one fast divide
+//
 // One file, two halves. nvcc compiles it with __CUDACC__ defined and sees only the kernels and their launchers;
 // the C++ compiler compiles it again without __CUDACC__ and sees only the torch binding. nvcc never parses the torch
 // headers, which is what keeps a cold build in seconds. Spec: specs/gelu.py. Triton side: triton_src/gelu.py.

@@ -1,6 +1,13 @@
 // Matrix multiply C = A @ B, A M×K and B K×N row-major, fp32 accumulation, C in the input dtype.
 //
-// Four steps, each a row of the comparison, in the order of siboehm's SGEMM worklog: each kernel's comment says what
+// Steps (each one a row, cuda:<name>; measured figures: results/<gpu>/matmul.md):
+//   v1 naive      one thread per output element, a K-long dot product straight from global memory
+//   v2 smem       32×32 output tiles, the A and B tiles staged through shared memory
+//   v3 regblock   128×128 block tiles, an 8×8 patch of C per thread in registers, vector loads, double buffering
+//   v4 mma        fp16/bf16 on the tensor cores: ldmatrix + mma.sync, a 4-stage cp.async pipeline
+//   v5 wgmma      Hopper's warpgroup MMA fed by TMA, producer and consumer warpgroups on mbarriers
+//
+// Five steps, each a row of the comparison, in the order of siboehm's SGEMM worklog: each kernel's comment says what
 // it changes against the one before and why that should be faster. Spec: specs/matmul.py. Triton side:
 // triton_src/matmul.py.
 //

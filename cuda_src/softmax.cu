@@ -7,16 +7,20 @@
 // the row in HBM, and keeping enough loads in flight while it does. Spec: specs/softmax.py. Triton side:
 // triton_src/softmax.py.
 //
-// v1 naive     one block per row, shared-memory tree reductions, three passes over the row in HBM
-// v2 warp      rows of up to 256 16-byte packets (N <= 1024 fp32, 2048 fp16/bf16): one warp per row, the row held
-//              in registers, shuffle reductions: one pass
-// v3 block     rows of up to 8192 packets (N <= 32768 fp32, 65536 fp16/bf16): one block per row, the row held in
-//              registers across the block: one pass
-// v4 online    longer rows, enough of them to fill the GPU: running max and rescaled sum in one pass (Milakov &
-//              Gimelshein), then a pass to write
-// v5 split     longer rows, too few to fill the GPU: several blocks per row, a kernel for per-slice (max, sum) and
-//              one that merges them and writes
-// `fast` is v2-v5 behind one launcher that picks by the row's length in packets and by M.
+// Steps (each one a row, cuda:<name>; measured figures: results/<gpu>/softmax.md):
+//   v1 naive    one block per row, shared-memory tree reductions, three passes over the row in HBM
+//   v2 fast     the row read once where it fits in registers (a warp per short row, a block per longer one), an
+//               online max-and-sum pass for longer rows, several blocks per row when rows are too few to fill the GPU
+//
+// The kernels inside cuda:fast, picked by the row's length in packets and by M:
+//   warp      rows of up to 256 16-byte packets (N <= 1024 fp32, 2048 fp16/bf16): one warp per row, the row held
+//             in registers, shuffle reductions: one pass
+//   block     rows of up to 8192 packets (N <= 32768 fp32, 65536 fp16/bf16): one block per row, the row held in
+//             registers across the block: one pass
+//   online    longer rows, enough of them to fill the GPU: running max and rescaled sum in one pass (Milakov &
+//             Gimelshein), then a pass to write
+//   split     longer rows, too few to fill the GPU: several blocks per row, a kernel for per-slice (max, sum) and
+//             one that merges them and writes
 // Measured (H200, M = 4096, fraction of copy bandwidth at N = 4K / 8K / 16K / 32K): fp32 0.86 / 0.91 / 0.95 / 0.95,
 // fp16 0.74 / 0.85 / 0.90 / 0.93 (before v2-v5 cached 16-bit packets as loaded: 0.56 / 0.59 / 0.54 / 0.45); M = 32,
 // N = 256K (v5): 0.36 fp32, 0.38 fp16 (0.25 / 0.18 with v4 alone). Short rows stay below: 0.29 and 0.61 at N = 256

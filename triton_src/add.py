@@ -1,5 +1,9 @@
 """Elementwise add, out = x + y, in Triton. Spec: specs/add.py. CUDA side: cuda_src/add.cu.
 
+Steps (each one a row, triton:<name>; measured figures: results/<gpu>/add.md):
+  v1 basic    the seed kernel: 1024-element blocks, one program each
+  v2 tuned    block size and warps autotuned per size: several 16-byte loads in flight per thread
+
 The same two steps as triton_src/gelu.py. Where CUDA's v2 spells out 128-bit packets and a scalar tail, Triton gets
 both from the compiler: it vectorizes a contiguous block's loads to 16 bytes when it can prove the pointers
 aligned (Triton specializes on arguments divisible by 16) and masks the tail.

@@ -1,5 +1,9 @@
 """GELU (tanh approximation) in Triton. Spec: specs/gelu.py. CUDA side: cuda_src/gelu.cu.
 
+Steps (each one a row, triton:<name>; measured figures: results/<gpu>/gelu.md):
+  v1 basic    the seed kernel: 1024-element blocks, tanh built from tl.exp
+  v2 tuned    block size and warps autotuned per size; GELU as x · sigmoid(2u), one exp2 and one divide
+
 Triton programs operate on blocks: one program loads BLOCK elements as a vector, computes, and stores them. The
 compiler picks the vector width of the loads and the layout across threads; we pick the block size and the number
 of warps per program.

@@ -1,5 +1,10 @@
 """Matrix multiply C = A @ B in Triton. Spec: specs/matmul.py. CUDA side: cuda_src/matmul.cu.
 
+Steps (each one a row, triton:<name>; measured figures: results/<gpu>/matmul.md):
+  v1 basic        the seed: fixed 64×64×32 tiles, a 2-D grid, masks on every load
+  v2 tuned        autotuned tiles, warps and pipeline depth; grouped tile order; wrapped, unmasked M/N loads
+  v3 persistent   one program per SM walks many tiles; A and B in by TMA, C out by TMA (fp16/bf16, Hopper)
+
 A Triton program computes one BLOCK_M×BLOCK_N tile of C (in triton:persistent, several in turn): it walks K in
 BLOCK_K steps, loads an A tile and a B tile as 2-D blocks, and multiplies them with tl.dot into an fp32 accumulator.
 What the CUDA side spells out by hand (shared-memory staging, ldmatrix, the mma instructions, the asynchronous copy

@@ -1,5 +1,10 @@
 """Row softmax of an (M, N) tensor in Triton. Spec: specs/softmax.py. CUDA side: cuda_src/softmax.cu.
 
+Steps (each one a row, triton:<name>; measured figures: results/<gpu>/softmax.md):
+  v1 basic    the Triton tutorial's kernel: one row per program, the whole row in one block (N <= 64K)
+  v2 tuned    short rows several to a program with autotuned warps; longer rows by an online kernel, or split
+              across programs when rows are too few to fill the GPU
+
 In Triton a reduction is one call, tl.max(x, axis) or tl.sum(x, axis): the compiler emits the warp shuffles and the
 shared-memory exchange between warps that cuda_src/softmax.cu writes by hand. What we still choose is how much of
 the tensor one program holds (one row, several rows, or a slice of a row at a time) and how many warps share it.
