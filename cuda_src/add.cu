@@ -43,8 +43,8 @@ cudaError_t launch_add_naive(lab::DType dtype, const void* x, const void* y, voi
 // One LDG.128 per input and one STG.128 per thread move 4 (fp32) or 8 (fp16/bf16) elements: 4-8x fewer memory
 // instructions per byte than v1, so every thread has 32 bytes of loads in flight before it first waits.
 // Thread i < n_packets handles packet i; the next (n % packet) threads handle the scalar tail, so any n works in one
-// launch. A grid that covers the whole tensor (no grid-stride loop) issues every load up front; for GELU on an H200
-// this layout reached copy bandwidth.
+// launch. A grid that covers the whole tensor (no grid-stride loop) issues every load up front, the layout with
+// which GELU's v2 reaches copy bandwidth (measured: results/nvidia-h200/gelu.md, results/nvidia-h200/add.md).
 template <typename T>
 __global__ void add_vec_kernel(const T* __restrict__ x, const T* __restrict__ y, T* __restrict__ out, int64_t n) {
   constexpr int kPack = lab::Packet<T>::kSize;

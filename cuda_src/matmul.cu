@@ -37,8 +37,8 @@ cudaError_t launch_matmul_wgmma(lab::DType dtype, const void* a, const void* b, 
 // ---- v1 naive: one thread per output element, a K-long dot product straight from global memory. ------------------
 // threadIdx.x runs along N, so a warp reads one A element (a broadcast) and 32 consecutive B elements (one coalesced
 // 128-byte line) per step, and writes 32 consecutive C elements. Still, every operand is fetched from L1/L2 once per
-// multiply-add: 2 loads per FMA keep the load pipes, not the FMA units, busy. Measured (H200, 4096³): 5.8 TFLOP/s in
-// fp32, 11% of cuBLAS; in fp16/bf16 about 1%, since cuBLAS uses the tensor cores there.
+// multiply-add: 2 loads per FMA keep the load pipes, not the FMA units, busy. In fp16/bf16 it is much further behind
+// cuBLAS than in fp32, since cuBLAS uses the tensor cores there (measured: results/nvidia-h200/matmul.md).
 template <typename T>
 __global__ void matmul_naive_kernel(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ c, int m, int n,
                                     int k) {
@@ -68,8 +68,8 @@ cudaError_t launch_matmul_naive(lab::DType dtype, const void* a, const void* b, 
 // ---- v2 smem: 32×32 output tiles, the A and B tiles staged through shared memory. --------------------------------
 // Each element a block loads from global memory is now used by 32 threads from shared memory instead of being
 // fetched 32 times, so global/L2 traffic drops 32×. The inner loop still does one shared-memory load per FMA (As is
-// a broadcast, Bs one conflict-free row), so shared-memory bandwidth is the new limit. Measured (H200, 4096³):
-// 8.7 TFLOP/s in fp32, 1.5× naive, 17% of cuBLAS.
+// a broadcast, Bs one conflict-free row), so shared-memory bandwidth is the new limit (measured:
+// results/nvidia-h200/matmul.md).
 constexpr int kSmemTile = 32;
 
 template <typename T>
@@ -123,7 +123,7 @@ cudaError_t launch_matmul_smem(lab::DType dtype, const void* a, const void* b, v
 //    land in the other shared buffer after them, so global latency hides behind 512 FMAs per thread and one
 //    __syncthreads per k-tile suffices.
 // fp16/bf16 are widened to fp32 on load: this is the SIMT fp32 kernel for every dtype (tensor cores are v4).
-// Measured (H200, 4096³): 38 TFLOP/s in fp32, 74% of cuBLAS (TF32 off), 4.4× smem; fp16/bf16 run at the same rate.
+// fp16/bf16 therefore run at about the fp32 rate (measured: results/nvidia-h200/matmul.md; cuBLAS with TF32 off).
 constexpr int kRbBM = 128, kRbBN = 128, kRbBK = 8, kRbThreads = 256;
 constexpr int kRbPadA = 4;  // As rows are 132 floats: the two k-halves a warp stores to land in different banks
 
@@ -275,11 +275,11 @@ cudaError_t launch_matmul_regblock(lab::DType dtype, const void* a, const void* 
 //    of blocks shares stay in L2.
 // When K or N is not a multiple of 8 (or a base is misaligned), 16-byte cp.async would straddle rows; those shapes
 // take the same kernel with checked scalar loads instead (kAligned = false), correct but without the async copies.
-// Measured (H200): 322-337 TFLOP/s at 4096³ and 8192³, fp16 and bf16: about 45% of cuBLAS, 8.6× regblock. Seven tile
-// shapes (128×128 with BK 32/64, 128×256, 256×128, 4 or 8 warps, 3 or 4 stages) all landed between 227 and 337
-// TFLOP/s, this one on top, so the tile is not what limits it. On Hopper, mma.sync is the older per-warp tensor-core
-// path; cuBLAS (~730 TFLOP/s here) and Triton's tl.dot use wgmma instead (warpgroup-wide, asynchronous, operands
-// read straight from shared memory, fed by TMA). Closing the gap takes such a kernel: v5.
+// Far above regblock, still well short of cuBLAS (measured: results/nvidia-h200/matmul.md). Seven tile shapes
+// (128×128 with BK 32/64, 128×256, 256×128, 4 or 8 warps, 3 or 4 stages) all landed close together, this one on top,
+// so the tile is not what limits it. On Hopper, mma.sync is the older per-warp tensor-core path; cuBLAS and Triton's
+// tl.dot use wgmma instead (warpgroup-wide, asynchronous, operands read straight from shared memory, fed by TMA).
+// Closing the gap takes such a kernel: v5.
 //
 // The block tile as a type, so one kernel source serves any tile shape: BM×BN×BK per block, WarpsM×WarpsN warps
 // (each owning a (BM/WarpsM)×(BN/WarpsN) piece), Stages k-tiles in the pipeline, MinBlocks blocks per SM asked of
@@ -548,9 +548,9 @@ cudaError_t launch_matmul_mma(lab::DType dtype, const void* a, const void* b, vo
 // Requirements: compute capability 9.0 and a build for sm_90a (the lab builds 9.0a on Hopper: compare/env.py), and
 // for TMA, rows of A and B that are 16-byte multiples (K % 8 == 0, N % 8 == 0) on 16-byte-aligned bases. Other shapes
 // take v4's mma kernel, so the row still answers every shape (its timing shapes all take this kernel).
-// Measured (H200, one run with cuBLAS beside it): fp16 635 / 619 TFLOP/s at 4096³ / 8192³ (0.91 / 0.94 of cuBLAS),
-// bf16 622 / 661 (0.85 / 0.96); 0.88-0.97 on the three LLM-like shapes: about 2× v4. Left for a next step: a
-// persistent grid (the epilogue of one tile exposed before the next tile's loads start), TMA stores of C, clusters.
+// It closes most of the gap to cuBLAS that v4 leaves (measured: results/nvidia-h200/matmul.md). Left for a next
+// step: a persistent grid (the epilogue of one tile exposed before the next tile's loads start), TMA stores of C,
+// clusters.
 struct WgmmaTile {
   static constexpr int BM = 128, BN = 256, BK = 64, Stages = 4;
   static constexpr int kConsumers = 2;                // warpgroups doing math, 64 rows each

@@ -21,10 +21,8 @@
 //             Gimelshein), then a pass to write
 //   split     longer rows, too few to fill the GPU: several blocks per row, a kernel for per-slice (max, sum) and
 //             one that merges them and writes
-// Measured (H200, M = 4096, fraction of copy bandwidth at N = 4K / 8K / 16K / 32K): fp32 0.86 / 0.91 / 0.95 / 0.95,
-// fp16 0.74 / 0.85 / 0.90 / 0.93 (before v2-v5 cached 16-bit packets as loaded: 0.56 / 0.59 / 0.54 / 0.45); M = 32,
-// N = 256K (v5): 0.36 fp32, 0.38 fp16 (0.25 / 0.18 with v4 alone). Short rows stay below: 0.29 and 0.61 at N = 256
-// and 1K fp32, where even a copy of the same bytes reaches only 0.31 and 0.61 (results/nvidia-h200/softmax.md).
+// Short rows stay well below copy bandwidth, as does a copy of the same bytes there: too little work per launch to
+// fill the GPU (measured: results/nvidia-h200/softmax.md).
 #include "lab.h"
 
 cudaError_t launch_softmax_naive(lab::DType dtype, const void* x, void* y, int64_t rows, int64_t cols,
@@ -272,8 +270,7 @@ __global__ void __launch_bounds__(32 * kWarpRowsPerBlock, 8) softmax_warp_kernel
 // memory -> warp shuffles (lab::block_reduce_*), two __syncthreads each instead of v1's ten. Each thread caches 8
 // packets and the block has as few threads as that allows (a multiple of 32): 256 at N = 8192 fp32 or 16384 fp16, so
 // several blocks (rows) share an SM and one block's loads overlap another's reductions. (A first version used
-// 1024-thread blocks with 8 values each: one block per SM, idle HBM during every reduction, and 0.57 of copy
-// bandwidth at M = 4096, N = 8192 fp32 on an H200.)
+// 1024-thread blocks with 8 values each: one block per SM, and HBM idle during every reduction.)
 // __launch_bounds__: a 1024-thread block (the longest rows) fails to launch if a thread uses more than
 // 65536 / 1024 = 64 registers, so ptxas must plan for it.
 constexpr int kMaxBlockThreads = 1024;

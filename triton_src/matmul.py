@@ -36,8 +36,8 @@ def _prepare(name: str, a: torch.Tensor, b: torch.Tensor):
 
 
 # ---- basic: the seed. Fixed 64×64×32 tiles, a 2-D grid in row-major tile order, masks on every load. ------------
-# Measured (H200, 4096³): 43 TFLOP/s in fp32 (83% of cuBLAS), ~318 in fp16/bf16 (44%): small tiles and the default
-# pipeline depth leave the tensor cores waiting.
+# Close to cuBLAS in fp32, far from it in fp16/bf16 (measured: results/nvidia-h200/matmul.md): small tiles and the
+# default pipeline depth leave the tensor cores waiting.
 @triton.jit
 def matmul_basic_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
                         BLOCK_K: tl.constexpr, PRECISION: tl.constexpr):
@@ -80,8 +80,7 @@ def basic(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 #  * Row and column indices wrap (% M, % N) instead of being masked: the loads of a partial edge tile read valid
 #    (duplicate) rows, so every load is unmasked along M and N and only the K tail and the store are masked.
 #    Duplicate rows only feed outputs that the masked store drops.
-# Measured (H200, 4096³ / 8192³, fraction of cuBLAS in the same run): fp16 0.85 / 0.93, bf16 0.82 / 0.92, fp32 0.86 /
-# 0.85. An earlier run measured fp16 0.88 and bf16 0.90 at 4096³: about ±4% between runs at this size.
+# Measured: results/nvidia-h200/matmul.md. At 4096³ the fraction of cuBLAS moves by a few percent between runs.
 _TENSOR_CORE_CONFIGS = [
     triton.Config({"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "GROUP_M": 8}, num_warps=8, num_stages=3),
     triton.Config({"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "GROUP_M": 8}, num_warps=8, num_stages=4),
@@ -201,12 +200,10 @@ def tuned(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 # in a pre_hook (_set_block_shapes), as the tutorial does. Triton's CPU interpreter runs host-side descriptors too,
 # zero fill included, so CI checks both paths: the spec's interpreter shapes all take the pointer path, and
 # tests/test_matmul_persistent.py adds shapes that take the TMA path (and checks which path each shape takes).
-# Measured (H200, fraction of cuBLAS in the same run): fp16 0.96 / 1.00 at 4096³ / 8192³, bf16 0.97 / 0.98, and
-# 0.93-1.00 on the LLM-like shapes: the row that meets the 0.90 target (the committed run: 0.96 / 0.98 fp16, 0.95 /
-# 1.04 bf16). Small products lose on the host, not the GPU: the kernel alone takes 9 µs at 1024³ fp16 (cuBLAS 6 µs)
-# and 26 µs at 2048³ (cuBLAS 25 µs), but a call spends 82-106 µs in Python before it returns (triton:tuned 43-65 µs,
-# cuda:wgmma 8-14 µs): the autotuner's dispatch and pre_hook, three TensorDescriptor objects and the launcher's
-# per-call encoding of them. The tables' events then take 50-150 µs a call, 0.15-0.19 of cuBLAS at 1024³
+# This is the row that meets the 0.90-of-cuBLAS target at the large shapes (measured: results/nvidia-h200/matmul.md).
+# Small products lose on the host, not the GPU: the kernel alone is close to cuBLAS there, but a call spends longer in
+# Python before it returns than triton:tuned or cuda:wgmma do (the autotuner's dispatch and pre_hook, three
+# TensorDescriptor objects and the launcher's per-call encoding of them), and the tables' events time the call
 # (results/nvidia-h200/host-overhead.md has the measurements and a profile of the host path).
 try:
     from triton.tools.tensor_descriptor import TensorDescriptor

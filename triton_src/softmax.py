@@ -62,10 +62,8 @@ def basic(x: torch.Tensor) -> torch.Tensor:
 #   and the dtype, so each shape keeps the fastest (a program of up to 16 warps leaves room for two or more on an SM,
 #   so one program's loads overlap another's reductions; 32 warps hold more bytes in flight per row). Two fixed
 #   rules came before it, and each lost a shape on an H200: warps scaled with N alone gave fp16 a single 16-byte
-#   load per thread and 0.61 / 0.57 of copy bandwidth at N = 4K / 8K (basic's 4 warps: 0.74 / 0.79); 32 values per
-#   thread fixed that but dropped fp32 N = 16K from 0.95 to 0.85 (16 warps where 32 had been faster).
-# Measured (H200, M = 4096, N = 4K / 8K / 16K / 32K, fraction of copy bandwidth): fp32 0.86 / 0.91 / 0.95 / 0.96,
-# fp16 0.72 / 0.83 / 0.84 / 0.77; M = 32, N = 256K (split kernels): 0.49 fp32, 0.39 fp16 (online kernel: 0.16 / 0.12).
+#   load per thread, slower than basic's 4 warps at N = 4K and 8K; 32 values per thread fixed that but slowed fp32
+#   at N = 16K (16 warps where 32 had been faster). Measured: results/nvidia-h200/softmax.md.
 # At equal values per thread an fp16 program keeps half the bytes of an fp32 one in flight: Triton widens on load
 # and keeps the fp32 values (then their exponentials) live, where CUDA's v2-v5 keep 16-bit packets as loaded.
 MAX_CACHED_COLS = 32768
@@ -107,7 +105,7 @@ def softmax_rows_kernel(x_ptr, y_ptr, n_rows, n_cols, ROWS: tl.constexpr, BLOCK:
 # such a lane has s = 0. (CUDA's v4 tests for -inf explicitly instead.)
 # Like CUDA's v4 this is one program per row, and each busy SM holds one program: the slice width alone sets how
 # many bytes are in flight. 8192 over 16 warps is 16 values per thread per slice and twice the bytes of 4096 over
-# 8 warps (which reached only 0.09 of copy bandwidth at M = 32, N = 256K fp32 on an H200); wider would need more
+# 8 warps (a small fraction of copy bandwidth at M = 32, N = 256K fp32 on an H200); wider would need more
 # than 64K registers for m, s and x. It takes long rows only when there are enough of them to fill the GPU (two
 # per SM); fewer take the split kernels below.
 ONLINE_BLOCK = 8192
