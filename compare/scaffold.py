@@ -96,6 +96,10 @@ OP = Op(
 
 CUDA = '''// $title. Spec: specs/$name.py. Triton side: triton_src/$name.py.
 // Device half (nvcc, __CUDACC__ defined): kernels and launchers. Host half (C++ compiler): the torch binding.
+//
+// Steps (each one a row, cuda:<name>; measured figures: results/<gpu>/$name.md):
+//   v1 simple   one thread per element (EDIT: add a line per faster version, v2 ..., each a new m.def row)
+//
 #include "lab.h"
 
 cudaError_t launch_${name}_simple(lab::DType dtype, const void* x, void* y, int64_t n, cudaStream_t stream);
@@ -139,7 +143,11 @@ TORCH_LIBRARY_IMPL(lab_$name, CUDA, m) { m.impl("simple", &${name}_simple); }
 #endif
 '''
 
-TRITON = '''"""$title in Triton. Spec: specs/$name.py. CUDA side: cuda_src/$name.cu."""
+TRITON = '''"""$title in Triton. Spec: specs/$name.py. CUDA side: cuda_src/$name.cu.
+
+Steps (each one a row, triton:<name>; measured figures: results/<gpu>/$name.md):
+  v1 simple   one block of 1024 elements per program (EDIT: a line per faster @variant, v2 ...)
+"""
 import torch
 import triton
 import triton.language as tl
@@ -216,5 +224,6 @@ It computes y = 2x + 1 everywhere and passes its checks as it is. Make it yours 
 Then run:
   python -m compare {name}            check, time and count every implementation
   python -m pytest -k {name}          the tests pick the new op up automatically
-Add faster versions as new m.def/m.impl entries in the .cu and new @variant functions in the .py.""")
+Add faster versions as new m.def/m.impl entries in the .cu and new @variant functions in the .py, each a new line of
+the file's version map (its 'Steps' list, at the top): the report's ladder shows what each step bought.""")
     return 0
