@@ -1,0 +1,50 @@
+"""The progress display (compare/progress.py): what it says, its estimate of the time left, and silence when the
+output is not a terminal."""
+import io
+
+from compare.progress import Progress
+
+
+class Clock:
+    def __init__(self):
+        self.t = 0.0
+
+    def __call__(self):
+        return self.t
+
+
+def test_the_line_names_op_row_phase_and_count_and_estimates_the_time_left():
+    clock, out = Clock(), io.StringIO()
+    p = Progress(out, enabled=True, now=clock)
+    p.start_op("softmax", rows=4)
+    p.start_row(1, "cuda:naive")
+    p.phase("checks", total=80)
+    for _ in range(20):
+        p.step()
+    assert p.line() == "softmax row 1/4 cuda:naive · checks 20/80 · 0:00 elapsed"  # no finished row: no estimate
+    clock.t = 30.0
+    p.start_row(2, "cuda:vec")  # the first row took 30 s
+    clock.t = 40.0
+    # this row: about 20 s more; rows 3 and 4: 30 s each
+    assert p.line().endswith("0:40 elapsed · about 1:20 left")
+    assert "\r" in out.getvalue() and "cuda:vec" in out.getvalue()
+
+
+def test_a_run_that_is_not_on_a_terminal_writes_nothing():
+    out = io.StringIO()  # isatty() is False
+    p = Progress(out)
+    p.start_op("gelu", rows=2)
+    p.start_row(1, "cuda:naive")
+    p.phase("timing", total=5)
+    p.step()
+    p.clear()
+    assert out.getvalue() == ""
+
+
+def test_clear_erases_the_line_it_drew():
+    out = io.StringIO()
+    p = Progress(out, enabled=True, now=Clock())
+    p.start_op("add", rows=1)
+    drawn = out.getvalue()
+    p.clear()
+    assert out.getvalue().endswith("\r" + " " * len(drawn.lstrip("\r").rstrip()) + "\r")
