@@ -199,6 +199,17 @@ def implementations(op: Op) -> list[Impl]:
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
         raise SpecError(f"op {op.name!r}: two implementations share the name(s) {duplicates}")
+    # Each kernel file's version map (compare/ladder.py) lists its rows in ladder order, no more and no fewer: the
+    # report's ladder table is read from it.
+    from . import ladder
+
+    problems = []
+    for backend, source in (("cuda", cuda_source(op.name)), ("triton", triton_source(op.name))):
+        rows = [i.variant for i in impls if i.backend == backend]
+        if rows:
+            problems += ladder.map_problems(source, backend, rows)
+    if problems:
+        raise SpecError("\n".join(problems))
     # Spec fields keyed by row name: a misspelled name would silently declare nothing.
     for field in ("unsupported_dtypes", "unsupported_shapes", "requires_capability"):
         unknown = sorted(set(getattr(op, field)) - set(names))

@@ -1,3 +1,5 @@
+import re
+
 import pytest
 
 from compare import discover, env
@@ -58,3 +60,16 @@ def test_a_spec_field_naming_a_row_that_does_not_exist_is_an_error():
                                                  r"not a row of matmul; its rows are cuda:naive"):
         discover.implementations(typo)
     assert discover.implementations(op)  # the real spec's names are all rows
+
+
+def test_a_row_missing_from_its_files_version_map_is_an_error(tmp_path, monkeypatch):
+    import shutil
+
+    for name in ("add.cu", "lab.h", "lab_device.cuh", "lab_torch.h"):
+        shutil.copy(env.CUDA_DIR / name, tmp_path / name)
+    source = tmp_path / "add.cu"
+    source.write_text(re.sub(r"(?m)^//   v2 vec .*\n", "", source.read_text()))
+    monkeypatch.setattr(env, "CUDA_DIR", tmp_path)
+    with pytest.raises(discover.SpecError, match=r"add\.cu: cuda:vec is a row of the file but not a step of its "
+                                                 r"version map"):
+        discover.implementations(discover.load_op("add"))

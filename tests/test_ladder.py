@@ -81,3 +81,9 @@ def test_the_ladder_gives_each_step_its_gain_over_the_last_step_timed(tmp_path):
     assert rows[0].cells["float32 64M"] == (1000.0, None, 0.25)
     assert rows[1].cells["float32 64M"] is None
     assert rows[2].cells["float32 64M"] == (4000.0, 4.0, 1.0)
+@pytest.mark.parametrize("op", discover.op_names())
+def test_every_kernel_file_of_the_lab_has_a_map_that_matches_its_rows(op):
+    for backend, path, rows in (("cuda", discover.cuda_source(op), discover.cuda_variants(op)),
+                                ("triton", discover.triton_source(op), discover.triton_variants(op))):
+        if path.exists():
+            assert ladder.map_problems(path, backend, rows) == []
