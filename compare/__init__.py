@@ -6,6 +6,6 @@ rows, without running them), schedule (what a row is put through), runner (the p
 worker (the process that runs one row), isolate (worker processes), check (the judge: reference and comparison),
 layouts (non-contiguous inputs), timing (events + L2 flush), accounting (kernels launched, plausible speeds),
 sanitize (compute-sanitizer), build (CUDA via load_inline), count (lines of code), capture (torch.compile output),
-report (tables and files), cli (``python -m compare``), scaffold (``compare new``), validate (input checks that rows
-use), env (paths, machine).
+report (tables and files), summary (results/README.md, across ops and GPUs), cli (``python -m compare``), scaffold
+(``compare new``), validate (input checks that rows use), env (paths, machine).
 """

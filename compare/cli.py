@@ -99,7 +99,9 @@ def make_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m compare", description=DESCRIPTION, epilog=EPILOG,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("ops", nargs="+", metavar="OP",
-                   help="op name(s), 'all' for every op, 'list' to list them, or 'new NAME' for a skeleton")
+                   help="op name(s), 'all' for every op, 'list' to list them, 'new NAME' for a skeleton, or "
+                        "'summary [FOLDER]' to write FOLDER/README.md (default results/; --out FILE to choose) from "
+                        "the full results of every GPU")
     p.add_argument("--impls", type=parse_list, metavar="LIST",
                    help="only these rows: backends (cuda, triton, torch), names (cuda:vec) or globs (*:tuned); each "
                         "must match a row of each op named (with 'all': of some op, and ops it matches none of "
@@ -140,6 +142,10 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     parser = make_parser()
     args = parser.parse_args(argv)
+    if args.ops[0] == "summary":  # reads result files only: before any GPU or compiler set-up
+        from . import summary
+
+        return summary.main(parser, args)
     # Before any work: a typo in --out should cost nothing, not a run whose results then cannot be written.
     if args.out is not None and (problem := out_problem(Path(args.out), is_file=args.sanitize)):
         parser.error(f"argument --out: {problem}")

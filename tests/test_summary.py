@@ -1,0 +1,234 @@
+"""`python -m compare summary` (compare/summary.py): results/README.md from the full results of every GPU folder."""
+import json
+import re
+import subprocess
+import sys
+
+import pytest
+
+from compare import env, summary
+
+GELU_ROWS = ["cuda:naive", "cuda:vec", "cuda:fast", "triton:basic", "triton:tuned", "torch:eager", "torch:compile"]
+MATMUL_ROWS = ["cuda:mma", "triton:tuned", "torch:eager", "torch:compile"]
+
+
+def timing(impl, dtype, shape, *, gbps=None, tflops=None, frac=None, same=None, median_ms=1.0, iqr=(0.99, 1.01),
+           implausible="", noisy=False):
+    """One entry of a json's `timings`, with the fields `python -m compare OP` writes."""
+    return {"impl": impl, "dtype": dtype, "shape": shape, "median_ms": median_ms, "q25_ms": median_ms * iqr[0],
+            "q75_ms": median_ms * iqr[1], "bytes": 8, "flops": 8, "gbps": gbps, "tflops": tflops,
+            "fraction_of_ceiling": frac, "ceiling": "copy bandwidth" if gbps and not tflops else "torch:eager",
+            "fraction_of_same_bytes_copy": same, "speedup_vs_eager": None, "noisy": noisy, "graph_median_ms": None,
+            "profiler_ms": None, "profiler_disagrees": False, "host_us": None, "host_bound": False, "samples": 100,
+            "implausible": implausible, "iqr_ms": median_ms * (iqr[1] - iqr[0])}
+
+
+def result(op, roofline, statuses, timings, gpu="NVIDIA H200", revision="0123456789abcdef0123", copies=()):
+    """An op's json as report.to_json writes it (the parts the summary reads, and a few it does not)."""
+    rows = [{"impl": impl, "status": status, "message": "" if status == "ok" else f"{impl} went wrong\nmore"}
+            for impl, status in statuses.items()]
+    own = [impl for impl in statuses if impl.split(":")[0] in ("cuda", "triton")]
+    return {
+        "op": op, "summary": f"{op}, for the tests", "command": f"python -m compare {op}",
+        "env": {"gpu": gpu, "host": "vm", "torch": "2.11.0", "triton": "3.6.0", "git_revision": revision},
+        "roofline": roofline,
+        "ceilings": {"copy_gbps": 4000.0, "same_bytes_copy": [
+            {"impl": "copy (same bytes)", "dtype": d, "shape": s, "gbps": g} for d, s, g in copies]},
+        "rows": rows, "checks": [], "timings": timings,
+        "loc": [{"impl": impl, "kernel": 10 + i, "host": 5, "source": "x", "total": 15 + i}
+                for i, impl in enumerate(own)],
+        "build": [{"impl": impl, "cold_s": 7.3, "warm_s": 0.001} for impl in own if impl.startswith("cuda:")],
+        "jit": [{"impl": impl, "dtype": "float32", "first_call_s": 1.5} for impl in own if impl.startswith("triton:")],
+        "kernels": [], "row_seconds": {},
+        "torch_compile": [{"impl": "torch:compile", "mode": "default", "dtype": "float32", "shape": "1024",
+                           "compile_s": 0.5, "kernels": 1, "kernel_lines": 30, "host_lines": 10, "file": "x.py"}],
+    }
+
+
+def gelu(gpu="NVIDIA H200", scale=1.0, status=None):
+    """gelu at 1M and 256M fp32. At 256M cuda:vec is the fastest CUDA timing but failed its checks, and triton:basic
+    is faster than triton:tuned but was refused as implausible; at 1M (not a headline cell) cuda:naive is fastest."""
+    statuses = {impl: "ok" for impl in GELU_ROWS} | {"cuda:vec": "FAIL"} | (status or {})
+    big, small = "268435456", "1048576"
+    ts = [
+        timing("cuda:naive", "float32", big, gbps=2000 * scale, frac=0.47, same=0.48),
+        timing("cuda:vec", "float32", big, gbps=4100 * scale, frac=0.97, same=0.99),
+        timing("cuda:fast", "float32", big, gbps=3000 * scale, frac=0.71, same=0.7234, median_ms=2.0),
+        timing("triton:basic", "float32", big, gbps=4150 * scale, frac=0.98, same=1.0,
+               implausible="above 1.15x a copy of the same bytes"),
+        timing("triton:tuned", "float32", big, gbps=3900 * scale, frac=0.92, same=0.9361, median_ms=1.5),
+        timing("torch:eager", "float32", big, gbps=3800 * scale, frac=0.9, same=0.9149),
+        timing("torch:compile", "float32", big, gbps=3700 * scale, frac=0.876, same=None),
+        timing("cuda:naive", "float32", small, gbps=1999 * scale, frac=0.9, same=0.9),
+        timing("cuda:fast", "float32", small, gbps=1000 * scale, frac=0.4, same=0.4),
+    ]
+    return result("gelu", "memory", statuses, ts, gpu=gpu, copies=[("float32", big, 4150.0 * scale)])
+
+
+def matmul(gpu="NVIDIA H200"):
+    """matmul fp16 at a large non-square shape and two square ones: the headline cell is 4096³."""
+    ts = []
+    for shape, s in (("M=2048 N=2048 K=2048", 1.0), ("M=4096 N=4096 K=4096", 2.0), ("M=16384 N=4096 K=4096", 3.0)):
+        ts += [timing("cuda:mma", "float16", shape, tflops=590 * s, frac=0.983, gbps=1.0, median_ms=1.007),
+               timing("triton:tuned", "float16", shape, tflops=594 * s, frac=0.99, gbps=1.0),
+               timing("torch:eager", "float16", shape, tflops=600 * s, frac=1.0, gbps=1.0),
+               timing("torch:compile", "float16", shape, tflops=606 * s, frac=1.01, gbps=1.0)]
+    return result("matmul", "compute", {impl: "ok" for impl in MATMUL_ROWS}, ts, gpu=gpu)
+
+
+def write(path, data):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=1) if not isinstance(data, str) else data)
+
+
+@pytest.fixture
+def results(tmp_path):
+    """Two GPU folders: gpu-a with gelu only, gpu-b with gelu (at its own speeds) and matmul, plus folders and files
+    the summary must leave out."""
+    root = tmp_path / "results"
+    write(root / "gpu-a" / "gelu.json", gelu())
+    write(root / "gpu-b" / "matmul.json", matmul(gpu="NVIDIA B"))
+    write(root / "gpu-b" / "gelu.json", gelu(gpu="NVIDIA B", scale=0.5, status={"cuda:fast": "skipped"}))
+    # Faster rows that must not appear: narrowed runs, and a run without a GPU.
+    fast = result("gelu", "memory", {"cuda:partialrow": "ok"},
+                  [timing("cuda:partialrow", "float32", "268435456", gbps=9000, frac=2.0, same=2.0)])
+    write(root / "gpu-a" / "partial" / "gelu.json", fast)
+    write(root / "gpu-a" / "quick" / "gelu.json", fast)
+    write(root / "cpu" / "gelu.json", fast)
+    write(root / "gpu-c" / "quick" / "gelu.json", fast)  # a GPU with quick results only
+    return root
+
+
+def section(text, op):
+    start = text.index(f"\n## {op}")
+    end = text.find("\n## ", start + 1)
+    return text[start:end if end != -1 else None]
+
+
+def table_row(text, *cells):
+    """The cells of the first table row whose leading cells are these."""
+    for line in text.splitlines():
+        parts = [p.strip() for p in line.strip().strip("|").split("|")]
+        if line.startswith("|") and parts[:len(cells)] == list(cells):
+            return parts
+    raise AssertionError(f"no row {cells} in:\n{text}")
+
+
+def test_the_best_row_is_the_fastest_row_that_passed(results, tmp_path):
+    text = summary.summarize(results, tmp_path / "out.md")
+    gelu_text = section(text, "gelu")
+    # cuda:vec is faster but FAILed; cuda:naive is faster at 1M, which is not the headline cell.
+    row = table_row(gelu_text, "float32", "256M", "best CUDA")
+    assert row[3:8] == ["`cuda:fast`", "0.72", "3000", "17 (12+5)", "7.3 s build"]
+    # triton:basic's timing was refused as implausible.
+    row = table_row(gelu_text, "float32", "256M", "best Triton")
+    assert row[3:8] == ["`triton:tuned`", "0.94", "3900", "19 (14+5)", "1.5 s JIT"]
+    assert "gpu-a: `cuda:vec` FAIL: cuda:vec went wrong" in gelu_text and "more" not in gelu_text
+    assert "gpu-a: `triton:basic` has timings refused as implausible" in gelu_text
+
+
+def test_both_gpus_side_by_side_with_their_own_figures_and_a_missing_op_noted(results, tmp_path):
+    text = summary.summarize(results, tmp_path / "out.md")
+    row = table_row(section(text, "gelu"), "float32", "256M", "best CUDA")
+    headers = table_row(section(text, "gelu"), "dtype", "cell", "line")
+    assert headers[3] == "gpu-a: row" and headers[8] == "gpu-b: row"
+    assert row[8:10] == ["`cuda:naive`", "0.48"]  # gpu-b's cuda:fast was skipped there
+    assert row[10] == "1000"  # 2000 GB/s at half the speed
+    assert "gpu-b: `cuda:fast` skipped" in section(text, "gelu")
+    assert "gpu-a has no full results for matmul" in text
+    assert table_row(section(text, "matmul"), "float16", "M=4K N=4K K=4K", "best CUDA")[3] == "no results"
+    assert "gpu-c has partial or quick results only (gelu)" in text and "gpu-c:" not in text
+
+
+def test_fractions_are_of_the_same_bytes_copy_or_of_torch_eager(results, tmp_path):
+    text = summary.summarize(results, tmp_path / "out.md")
+    gelu_text = section(text, "gelu")
+    assert table_row(gelu_text, "float32", "256M", "torch:eager")[4:6] == ["0.91", "3800"]
+    # No same-bytes copy for this cell in the json: the 1 GiB copy's fraction, marked.
+    assert table_row(gelu_text, "float32", "256M", "torch:compile")[4:8] == [
+        "0.88*", "3700", "40 (30+10) generated", "0.50 s compile"]
+    assert table_row(gelu_text, "float32", "256M", "copy (same bytes)")[5] == "4150"
+    matmul_text = section(text, "matmul")
+    # The largest square shape, not the larger 16384x4096x4096; TFLOP/s with one decimal.
+    assert "M=16K" not in matmul_text and "M=2K" not in matmul_text
+    assert table_row(matmul_text, "float16", "M=4K N=4K K=4K", "best CUDA")[8:11] == ["`cuda:mma`", "0.98", "1180.0"]
+    assert table_row(matmul_text, "float16", "M=4K N=4K K=4K", "torch:compile")[8:11] == [
+        "`torch:compile`", "1.01", "1212.0"]
+    glance = text[text.index("## At a glance"):text.index("\n## ", text.index("## At a glance"))]
+    # triton:tuned's IQR (1.485-1.515 ms) does not overlap cuda:fast's (1.98-2.02 ms): Triton, 3900/3000.
+    assert table_row(glance, "gelu", "float32", "256M")[3:7] == ["`cuda:fast` 0.72", "`triton:tuned` 0.94", "0.88*",
+                                                               "Triton, 1.30x"]
+    # cuda:mma's IQR (0.997-1.017 ms) overlaps triton:tuned's (0.99-1.01 ms): no winner named.
+    assert table_row(glance, "matmul", "float16", "M=4K N=4K K=4K")[3:11] == ["no results", "", "", "",
+                                                                            "`cuda:mma` 0.98", "`triton:tuned` 0.99",
+                                                                            "1.01", "tie (IQRs overlap)"]
+
+
+def test_narrowed_and_cpu_results_are_left_out(results, tmp_path):
+    text = summary.summarize(results, tmp_path / "out.md")
+    assert "cuda:partialrow" not in text and "9000" not in text
+    assert "cpu:" not in text and "cpu/gelu" not in text
+
+
+def test_a_malformed_json_is_an_error_that_names_the_file(results, tmp_path):
+    bad = results / "gpu-b" / "gelu.json"
+    write(bad, '{"op": "gelu", "timings": [')
+    with pytest.raises(summary.SummaryError, match=re.escape(str(bad))) as info:
+        summary.summarize(results, tmp_path / "out.md")
+    assert "Rerun that op" in str(info.value) and not (tmp_path / "out.md").exists()
+    data = gelu()
+    del data["timings"][2]["median_ms"]
+    write(bad, data)
+    with pytest.raises(summary.SummaryError, match=r"gelu\.json: timings\[2\] has no 'median_ms'"):
+        summary.summarize(results, tmp_path / "out.md")
+    write(bad, gelu())
+    write(results / "gpu-b" / "softmax.json", gelu())  # another op's results under this op's name
+    with pytest.raises(summary.SummaryError, match=r"softmax\.json: its 'op' is 'gelu'"):
+        summary.summarize(results, tmp_path / "out.md")
+
+
+def test_the_command_line(results, tmp_path):
+    def run(*args):
+        return subprocess.run([sys.executable, "-m", "compare", "summary", *args], capture_output=True, text=True,
+                              cwd=env.ROOT, timeout=120)
+
+    out = tmp_path / "sub" / "README.md"
+    p = run(str(results), "--out", str(out))
+    assert p.returncode == 0, p.stderr
+    assert out.read_text().startswith("# ") and f"`python -m compare summary {results} --out {out}`" in out.read_text()
+    assert [f.name for f in out.parent.iterdir()] == ["README.md"]  # no temporary file left
+    p = run(str(results))  # default: README.md in the folder read
+    assert p.returncode == 0 and (results / "README.md").exists(), p.stderr
+    write(results / "gpu-a" / "gelu.json", "not json")
+    p = run(str(results), "--out", str(out))
+    assert p.returncode == 2 and str(results / "gpu-a" / "gelu.json") in p.stderr and "Traceback" not in p.stderr
+    p = run(str(tmp_path / "empty"))
+    assert p.returncode == 2 and "no results folder" in p.stderr and "Traceback" not in p.stderr
+    (tmp_path / "empty" / "gpu-a" / "quick").mkdir(parents=True)
+    p = run(str(tmp_path / "empty"))
+    assert p.returncode == 2 and "no full results" in p.stderr
+    p = run(str(results), "--quick")
+    assert p.returncode == 2 and "--quick does not apply to summary" in p.stderr
+
+
+def test_the_output_is_deterministic(results, tmp_path):
+    first = summary.summarize(results, results / "README.md")
+    assert summary.summarize(results, results / "README.md") == first
+    # The same files written in another order into another folder: the same bytes.
+    other = tmp_path / "other" / "results"
+    for path in sorted(results.rglob("*.json"), reverse=True):
+        write(other / path.relative_to(results), path.read_text())
+    summary.summarize(other, other / "README.md")
+    assert (other / "README.md").read_bytes() == (results / "README.md").read_bytes() == first.encode()
+
+
+def test_the_committed_results(tmp_path):
+    text = summary.summarize(env.ROOT / "results", tmp_path / "README.md")
+    for op in ("gelu", "add", "softmax", "matmul"):
+        assert f"\n## {op}: " in text
+        assert table_row(section(text, op), "float32")[3] != "no results"
+    assert "nvidia-h200: row" in text
+    assert "best CUDA" in text and "best Triton" in text
+    committed = env.ROOT / "results" / "README.md"
+    if committed.exists():
+        assert committed.read_text().startswith("# Results") and "python -m compare summary" in committed.read_text()
