@@ -185,7 +185,8 @@ def targets(name: str) -> dict[Path, str]:
 
 
 def create(name: str) -> list[Path]:
-    if not re.fullmatch(r"[a-z][a-z0-9_]*", name) or keyword.iskeyword(name) or name in ("all", "list", "new", "summary"):
+    reserved = ("all", "list", "new", "summary")  # the CLI's own commands
+    if not re.fullmatch(r"[a-z][a-z0-9_]*", name) or keyword.iskeyword(name) or name in reserved:
         raise ScaffoldError(f"{name!r} can't be an op name: use lower-case letters, digits and '_', starting "
                             f"with a letter (it becomes a Python module and a C++ identifier)")
     files = targets(name)
