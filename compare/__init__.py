@@ -3,9 +3,10 @@ device's ceiling, counts its lines, captures what torch.compile generates, and w
 
 Modules, one job each (README.md, "Layout", lists the same): spec (what an op declares), discover (finding ops and
 rows, without running them), schedule (what a row is put through), runner (the parent: drives each row, judges it),
-worker (the process that runs one row), isolate (worker processes), check (the judge: reference and comparison),
-layouts (non-contiguous inputs), timing (events + L2 flush), accounting (kernels launched, plausible speeds),
-sanitize (compute-sanitizer), build (CUDA via load_inline), count (lines of code), capture (torch.compile output),
-report (tables and files), summary (results/README.md, across ops and GPUs), cli (``python -m compare``), scaffold
-(``compare new``), validate (input checks that rows use), env (paths, machine).
+results (what a run produces and the report reads), worker (the process that runs one row), isolate (worker
+processes), check (the judge: reference and comparison), layouts (non-contiguous inputs), timing (events + L2 flush),
+accounting (kernels launched, plausible speeds), sanitize (compute-sanitizer), build (CUDA via load_inline), count
+(lines of code), capture (torch.compile output), report (tables and files), summary (results/README.md, across ops
+and GPUs), cli (``python -m compare``), scaffold (``compare new``), validate (input checks that rows use), env
+(paths, machine).
 """

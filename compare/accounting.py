@@ -18,6 +18,7 @@ import re
 
 from . import count
 from .discover import Impl
+from .results import KernelAccount
 
 # A kernel moving the op's bytes can match a copy of them, and beat it a little (a copy's launch and tail cost
 # more than a fused kernel's at some sizes), but not by this much.
@@ -57,9 +58,9 @@ def own_kernel_names(impl: Impl) -> set[str]:
     return set()
 
 
-def account(impl: Impl, dtype: str, shape: str, launched: dict) -> dict:
-    """One row's call, classified: {"impl", "dtype", "shape", "kernels": [...], "foreign": [...],
-    "other_streams": [...], "problem": why the row fails, or ""}."""
+def account(impl: Impl, dtype: str, shape: str, launched: dict) -> KernelAccount:
+    """One row's call, classified: its kernels, those not its own, work on other streams, and the problem that
+    fails the row ("" if none)."""
     activities = launched["activities"]
     timing_stream = launched["timing_stream"]
     kernels = [a for a in activities if is_kernel(a["name"])]
@@ -77,10 +78,10 @@ def account(impl: Impl, dtype: str, shape: str, launched: dict) -> dict:
                    f"timing events do not see it; launch on torch.cuda.current_stream()")
     elif timing_stream is None:
         problem = "the stream the call is timed on could not be identified in the profile"
-    return {"impl": impl.name, "dtype": dtype, "shape": shape,
-            "kernels": sorted({kernel_base_name(a["name"]) for a in kernels}),
-            "launches": len(kernels), "kernel_us": round(sum(a["us"] for a in kernels), 2),
-            "foreign": foreign, "other_streams": other, "problem": problem}
+    return KernelAccount(impl=impl.name, dtype=dtype, shape=shape,
+                         kernels=sorted({kernel_base_name(a["name"]) for a in kernels}),
+                         launches=len(kernels), kernel_us=round(sum(a["us"] for a in kernels), 2),
+                         foreign=foreign, other_streams=other, problem=problem)
 
 
 def spec_peak_tflops(gpu_name: str, dtype: str) -> float | None:

@@ -15,7 +15,7 @@ from pathlib import Path
 from tabulate import tabulate
 
 from . import env
-from .runner import OpResult
+from .results import CudaKernelBuild, OpResult
 from .timing import HOST_CHECK_BELOW_MS, SAME_BYTES_COPY
 
 TIMING_METHOD = ("the method of triton.testing.do_bench: CUDA events around each call, L2 flushed (256 MB memset) "
@@ -135,16 +135,14 @@ def loc_table(result: OpResult) -> list[list]:
 def build_table(result: OpResult) -> list[list]:
     rows = []
     for b in result.build:
-        if b["impl"].startswith("cuda:"):
-            kernel = re.sub(r"^void |\(.*\)$", "", b["kernel"])  # "gelu_vec_kernel<float>"
-            rows.append([b["impl"], kernel, f"{b['cold_s']:.1f} / {b['warm_s']:.2f}", b["registers"],
-                         b["spills"], b["shared_bytes"]])
+        if isinstance(b, CudaKernelBuild):
+            kernel = re.sub(r"^void |\(.*\)$", "", b.kernel)  # "gelu_vec_kernel<float>"
+            rows.append([b.impl, kernel, f"{b.cold_s:.1f} / {b.warm_s:.2f}", b.registers, b.spills, b.shared_bytes])
         else:
-            rows.append([b["impl"], f"{b['kernel']} ({b['variants']} compiled variants)", "", b["registers"],
-                         b["spills"], b["shared_bytes"]])
+            rows.append([b.impl, f"{b.kernel} ({b.variants} compiled variants)", "", b.registers, b.spills,
+                         b.shared_bytes])
     for j in result.jit:
-        rows.append([j["impl"], f"first call, {j['dtype']} (JIT compile + autotune)", f"{j['first_call_s']:.2f}",
-                     "", "", ""])
+        rows.append([j.impl, f"first call, {j.dtype} (JIT compile + autotune)", f"{j.first_call_s:.2f}", "", "", ""])
     return rows
 
 
@@ -163,8 +161,8 @@ KERNEL_HEADERS = ["impl", "dtype", "shape", "kernels launched by one call", "lau
 def kernel_table(result: OpResult) -> list[list]:
     """Per row and dtype, what one call launched (compare.accounting): the row's own kernels, and flagged, those
     that are not (torch's kernels called from a hand-written row)."""
-    return [[k["impl"], k["dtype"], k["shape"], ", ".join(k["kernels"]) or "none", k["launches"], k["kernel_us"],
-             ", ".join(k["foreign"]) or ("" if k["impl"].startswith("torch:") else "-")] for k in result.kernels]
+    return [[k.impl, k.dtype, k.shape, ", ".join(k.kernels) or "none", k.launches, k.kernel_us,
+             ", ".join(k.foreign) or ("" if k.impl.startswith("torch:") else "-")] for k in result.kernels]
 
 
 KERNEL_NOTE = ("one call per row and dtype under torch.profiler: a row whose call launches no kernel, or runs work on "
@@ -183,12 +181,12 @@ def print_terminal(result: OpResult, show_inductor: bool = False) -> None:
 
     e = result.env
     print(f"\n== {result.op}: {result.summary}  [{e['gpu']}, torch {e['torch']}, triton {e['triton']}]")
-    if result.ceilings.get("copy_gbps"):
-        print(f"copy bandwidth (ceiling): {result.ceilings['copy_gbps']:.0f} GB/s")
+    if result.ceilings.copy_gbps:
+        print(f"copy bandwidth (ceiling): {result.ceilings.copy_gbps:.0f} GB/s")
     if result.same_bytes_copies:
         print(f"per shape: {SAME_BYTES_COPY_METHOD}")
-    if result.ceilings.get("same_bytes_copy_error"):
-        print(f"copy of the same bytes per shape not measured: {result.ceilings['same_bytes_copy_error']}")
+    if result.ceilings.same_bytes_copy_error:
+        print(f"copy of the same bytes per shape not measured: {result.ceilings.same_bytes_copy_error}")
     show("Checks (float64 reference, seed %d)" % result.seed, CHECK_HEADERS, check_table(result))
     same_bytes = timing_tables(result, "same-bytes")
     for dtype, (headers, rows) in timing_tables(result).items():
@@ -235,8 +233,8 @@ def markdown(result: OpResult, files: dict[str, str]) -> str:
       + (f" (driver {e.get('driver')}, {e.get('sm_count')} SMs)" if e.get("sm_count") else "")
       + f"; torch {e['torch']}, triton {e['triton']}, CUDA {e['cuda_runtime']}, nvcc {e['nvcc']}, "
         f"git {e['git_revision']}.\n\n")
-    if result.ceilings.get("copy_gbps"):
-        w(f"Ceiling measured in the same run: device-to-device copy at **{result.ceilings['copy_gbps']:.0f} GB/s** "
+    if result.ceilings.copy_gbps:
+        w(f"Ceiling measured in the same run: device-to-device copy at **{result.ceilings.copy_gbps:.0f} GB/s** "
           f"(bytes read + written, a 1 GiB buffer)"
           + ("; the large-buffer peak that published targets refer to, and the fractions in brackets are of it"
              if result.roofline == "memory" else "") + ".\n\n")
@@ -245,8 +243,8 @@ def markdown(result: OpResult, files: dict[str, str]) -> str:
           "and the ramp-up of a wave keep even this copy far below the large-buffer peak, and no kernel that moves "
           "those bytes escapes them either: a row's fraction of this copy separates a slow kernel from a size that "
           "allows no more (1.00: as fast as a plain copy of its bytes).\n\n")
-    if result.ceilings.get("same_bytes_copy_error"):
-        w(f"The per-shape copy could not be measured: {result.ceilings['same_bytes_copy_error']}\n\n")
+    if result.ceilings.same_bytes_copy_error:
+        w(f"The per-shape copy could not be measured: {result.ceilings.same_bytes_copy_error}\n\n")
     w(f"Timing: {TIMING_METHOD}.\n\n")
     w("## Rows\n\n" + _md_table(["impl", "status", "message"], status_table(result)) + "\n\n")
     w(f"## Checks\n\nAgainst a float64 reference on fresh random inputs (seed {result.seed}); outputs poisoned with "
@@ -300,13 +298,13 @@ def markdown(result: OpResult, files: dict[str, str]) -> str:
 
 def to_json(result: OpResult, command: str) -> dict:
     def rows(items):
-        return [dataclasses.asdict(i) if dataclasses.is_dataclass(i) else dict(i) for i in items]
+        return [dataclasses.asdict(i) for i in items]
 
     def timings(items, leave_out=()):
         return [{k: v for k, v in dataclasses.asdict(t).items() if k not in leave_out} | {"iqr_ms": t.iqr_ms}
                 for t in items]
 
-    ceilings = dict(result.ceilings)
+    ceilings = result.ceilings.to_dict()
     if result.same_bytes_copies:  # the per-shape ceilings, in the form of the rows' timings less what has no meaning
         ceilings["same_bytes_copy_method"] = SAME_BYTES_COPY_METHOD
         ceilings["same_bytes_copy"] = timings(result.same_bytes_copies, (
@@ -325,9 +323,9 @@ def to_json(result: OpResult, command: str) -> dict:
         "checks": rows(result.checks),
         "timings": timings(result.timings),
         "loc": loc,
-        "build": result.build,
-        "jit": result.jit,
-        "kernels": result.kernels,
+        "build": rows(result.build),
+        "jit": rows(result.jit),
+        "kernels": rows(result.kernels),
         "row_seconds": result.row_seconds,
         "torch_compile": captures,
         "isolation": result.isolation,
@@ -375,8 +373,8 @@ def plot_png(result: OpResult) -> bytes | None:
         copy = {c.shape: c.gbps for c in result.same_bytes_copies if c.dtype == dtype}
         if xs := [i for i, s in enumerate(shapes) if s in copy]:
             ax.plot(xs, [copy[shapes[i]] for i in xs], color="k", linestyle=":", marker=".", label=SAME_BYTES_COPY)
-        if memory and result.ceilings.get("copy_gbps"):
-            ax.axhline(result.ceilings["copy_gbps"], color="k", linestyle="--", linewidth=1, label="copy bandwidth")
+        if memory and result.ceilings.copy_gbps:
+            ax.axhline(result.ceilings.copy_gbps, color="k", linestyle="--", linewidth=1, label="copy bandwidth")
         ax.set_xticks(range(len(shapes)), [_short_shape(s) for s in shapes], rotation=30, fontsize=8)
         ax.set_title(f"{result.op}, {dtype}")
         ax.set_xlabel("size")

@@ -15,6 +15,7 @@ import torch
 
 from . import accounting, check, count, discover, env, isolate, schedule, timing
 from .isolate import DEFAULT_ROW_TIMEOUT_S, RowFailure
+from .results import CudaKernelBuild, JitRecord, OpResult, RowOutcome, RowStatus, Status, TritonKernelBuild
 from .spec import Op
 
 
@@ -34,42 +35,6 @@ class Options:
     row_timeout_s: float = DEFAULT_ROW_TIMEOUT_S  # per step without progress (see isolate)
 
 
-# Row statuses that make a run fail (exit status 1).
-FAILED = ("FAIL", "degenerate", "build failed", "error", "crashed", "timed out")
-
-
-@dataclasses.dataclass
-class RowStatus:
-    impl: str
-    status: str  # ok | FAIL | degenerate | build failed | error | crashed | timed out | skipped | needs GPU | built (needs GPU to run)
-    message: str = ""
-
-
-@dataclasses.dataclass
-class OpResult:
-    op: str
-    summary: str
-    roofline: str
-    env: dict
-    ceilings: dict = dataclasses.field(default_factory=dict)
-    # Memory-bound ops: per timed shape and dtype, a plain copy of the same bytes (timing.same_bytes_copy)
-    same_bytes_copies: list[timing.Timing] = dataclasses.field(default_factory=list)
-    rows: list[RowStatus] = dataclasses.field(default_factory=list)
-    checks: list[check.CheckResult] = dataclasses.field(default_factory=list)
-    timings: list[timing.Timing] = dataclasses.field(default_factory=list)
-    loc: list[count.LineCount] = dataclasses.field(default_factory=list)
-    build: list[dict] = dataclasses.field(default_factory=list)
-    jit: list[dict] = dataclasses.field(default_factory=list)
-    captures: list = dataclasses.field(default_factory=list)
-    kernels: list[dict] = dataclasses.field(default_factory=list)  # accounting.account, per row and dtype
-    row_seconds: dict = dataclasses.field(default_factory=dict)  # per row, wall time per phase
-    seed: int = 0
-    isolation: dict = dataclasses.field(default_factory=dict)
-
-    def failed_rows(self) -> list[RowStatus]:
-        return [r for r in self.rows if r.status in FAILED]
-
-
 def _say(options: Options, text: str) -> None:
     if options.progress:
         print(text, flush=True)
@@ -86,20 +51,6 @@ def _dtypes(op: Op, options: Options) -> list[torch.dtype]:
     return dtypes
 
 
-@dataclasses.dataclass
-class RowOutcome:
-    """Everything one implementation's row produced."""
-
-    status: RowStatus
-    checks: list = dataclasses.field(default_factory=list)
-    timings: list = dataclasses.field(default_factory=list)
-    jit: list = dataclasses.field(default_factory=list)
-    resources: list = dataclasses.field(default_factory=list)
-    captures: list = dataclasses.field(default_factory=list)
-    kernels: list = dataclasses.field(default_factory=list)
-    seconds: dict = dataclasses.field(default_factory=dict)  # wall time per phase: checks, capture, timing, ...
-
-
 def _pool(options: Options):
     return isolate.Worker(options.row_timeout_s) if options.isolate else isolate.InProcess()
 
@@ -109,7 +60,7 @@ def run_op(op: Op, options: Options, impls: list[discover.Impl] | None = None) -
     result = OpResult(op.name, op.summary, op.roofline, env.describe(), seed=options.seed)
     impls = discover.select(discover.implementations(op), options.impls) if impls is None else impls
     gpu = env.has_gpu()
-    status: dict[str, RowStatus] = {i.name: RowStatus(i.name, "ok") for i in impls}
+    status: dict[str, RowStatus] = {i.name: RowStatus(i.name, Status.OK) for i in impls}
 
     for impl in impls:
         if impl.backend == "cuda":
@@ -126,13 +77,13 @@ def run_op(op: Op, options: Options, impls: list[discover.Impl] | None = None) -
     _build_cuda(op, impls, options, gpu, status, result)
     capability = torch.cuda.get_device_capability() if gpu else None
     for impl in impls:
-        if status[impl.name].status == "ok" and not gpu and impl.needs_gpu:
-            status[impl.name] = RowStatus(impl.name, "needs GPU")
-        elif status[impl.name].status == "ok" and (why := op.unavailable_reason(impl.name, capability)):
-            status[impl.name] = RowStatus(impl.name, "skipped", why)
+        if status[impl.name].status == Status.OK and not gpu and impl.needs_gpu:
+            status[impl.name] = RowStatus(impl.name, Status.NEEDS_GPU)
+        elif status[impl.name].status == Status.OK and (why := op.unavailable_reason(impl.name, capability)):
+            status[impl.name] = RowStatus(impl.name, Status.SKIPPED, why)
 
     starts, start_s = 0, 0.0
-    runnable = [impl for impl in impls if status[impl.name].status == "ok"]
+    runnable = [impl for impl in impls if status[impl.name].status == Status.OK]
     upcoming = _pool(options)
     if runnable:
         upcoming.launch()
@@ -147,7 +98,7 @@ def run_op(op: Op, options: Options, impls: list[discover.Impl] | None = None) -
         status[impl.name] = outcome.status
         result.row_seconds[impl.name] = outcome.seconds
         _say(options, "    " + ", ".join(f"{phase} {seconds:.1f} s" for phase, seconds in outcome.seconds.items()))
-        if outcome.status.status != "ok":
+        if outcome.status.status != Status.OK:
             _say(options, f"    {outcome.status.status}: {outcome.status.message.splitlines()[0]}")
         result.checks += outcome.checks
         result.timings += outcome.timings
@@ -180,7 +131,7 @@ def _build_cuda(op: Op, impls, options: Options, gpu: bool, status: dict, result
                 built = pool.call("build", name, str(source), list(op.cuda_flags))
         except RowFailure as failure:
             message = failure.message.split(": ", 1)[-1] if failure.message.startswith("BuildError") else failure.message
-            kind = "build failed" if failure.message.startswith("BuildError") else failure.status
+            kind = Status.BUILD_FAILED if failure.message.startswith("BuildError") else failure.status
             for impl in rows:
                 status[impl.name] = RowStatus(impl.name, kind, message)
             print(f"\n{message}\n", flush=True)
@@ -191,19 +142,20 @@ def _build_cuda(op: Op, impls, options: Options, gpu: bool, status: dict, result
             mine = set(count.cuda_kernel_names(impl.source, impl.variant))
             for k in built.kernels:
                 if k.base in mine:
-                    result.build.append({"impl": impl.name, "cold_s": built.cold_s, "warm_s": built.warm_s,
-                                         "kernel": k.kernel, "registers": k.registers, "spills": k.spill_bytes,
-                                         "shared_bytes": k.shared_bytes, "stack_bytes": k.stack_bytes})
+                    result.build.append(CudaKernelBuild(
+                        impl=impl.name, cold_s=built.cold_s, warm_s=built.warm_s, kernel=k.kernel,
+                        registers=k.registers, spills=k.spill_bytes, shared_bytes=k.shared_bytes,
+                        stack_bytes=k.stack_bytes))
             if not gpu:
-                status[impl.name] = RowStatus(impl.name, "built (needs GPU to run)")
+                status[impl.name] = RowStatus(impl.name, Status.BUILT_NEEDS_GPU)
 
 
 def _measure_ceilings(pool, op: Op, options: Options, timed, result: OpResult) -> None:
     """The large-buffer copy bandwidth and, for memory-bound ops, a copy of the same bytes per timed shape and
     dtype. Without the per-shape copies the report still has the large-buffer copy, so a failure there is reported
     and the rows are timed all the same."""
-    result.ceilings["copy_gbps"] = pool.call("measure_copy_bandwidth", timeout_s=300)
-    _say(options, f"  copy bandwidth: {result.ceilings['copy_gbps']:.0f} GB/s")
+    result.ceilings.copy_gbps = pool.call("measure_copy_bandwidth", timeout_s=300)
+    _say(options, f"  copy bandwidth: {result.ceilings.copy_gbps:.0f} GB/s")
     if op.roofline != "memory":
         return
     cells = [(op.bytes_moved(shape, dtype), schedule.dtype_name(dtype), op.describe_shape(shape))
@@ -211,7 +163,7 @@ def _measure_ceilings(pool, op: Op, options: Options, timed, result: OpResult) -
     try:
         result.same_bytes_copies = pool.call("measure_same_bytes_copies", cells, options.graph)
     except RowFailure as failure:
-        result.ceilings["same_bytes_copy_error"] = f"{failure.status}: {failure.message}"
+        result.ceilings.same_bytes_copy_error = f"{failure.status}: {failure.message}"
         _say(options, f"  copy of the same bytes per shape: {failure.status}: {failure.message.splitlines()[0]}")
         return
     low = min(result.same_bytes_copies, key=lambda t: t.gbps, default=None)
@@ -230,21 +182,21 @@ class _RowStopped(Exception):
 def run_row(pool, op: Op, impl: discover.Impl, options: Options, timed: list) -> RowOutcome:
     """Parent side of one row: the schedule's checks, the torch.compile capture, the timed cells with their outputs
     judged, the kernel accounting, and the checks after timing."""
-    out = RowOutcome(RowStatus(impl.name, "ok"))
+    out = RowOutcome(RowStatus(impl.name, Status.OK))
     gpu = env.has_gpu()
     device = torch.device("cuda" if gpu else "cpu")
     asked = _dtypes(op, options)
     dtypes = [d for d in asked if d not in op.unsupported_dtypes.get(impl.name, ())]
     if not dtypes:
         names = ", ".join(map(schedule.dtype_name, asked)) or "none"
-        out.status = RowStatus(impl.name, "skipped", f"takes none of the dtypes of this run ({names})")
+        out.status = RowStatus(impl.name, Status.SKIPPED, f"takes none of the dtypes of this run ({names})")
         return out
     clock = _PhaseClock(out.seconds)
     try:
         with clock("load"):
             pool.call("load_row", impl)
     except RowFailure as failure:
-        out.status = RowStatus(impl.name, "error" if failure.status == "error" else failure.status, failure.message)
+        out.status = RowStatus(impl.name, failure.status, failure.message)
         return out
     try:
         first_of_dtype = set()
@@ -253,22 +205,21 @@ def run_row(pool, op: Op, impl: discover.Impl, options: Options, timed: list) ->
                 result = _check(pool, op, impl, case, device)
                 out.checks.append(result)
                 if case.dtype not in first_of_dtype and impl.backend == "triton" and result.warmup_s is not None:
-                    out.jit.append({"impl": impl.name, "dtype": schedule.dtype_name(case.dtype),
-                                    "first_call_s": result.warmup_s})
+                    out.jit.append(JitRecord(impl.name, schedule.dtype_name(case.dtype), result.warmup_s))
                 first_of_dtype.add(case.dtype)
             if impl.backend == "triton":
                 try:
-                    out.resources = _call(pool, impl, "triton_resources")
+                    out.resources = [TritonKernelBuild(**r) for r in _call(pool, impl, "triton_resources")]
                 except RowFailure as failure:  # the report then lacks its registers; the row stands
                     _say(options, f"    registers and shared memory not read: {failure.message.splitlines()[0]}")
         _judge(out)
         if options.capture and gpu and impl.backend == "torch" and impl.variant.startswith("compile"):
             with clock("capture"):
                 _capture(pool, op, impl, dtypes, device, options, out)
-        if options.time and gpu and out.status.status == "ok":  # a wrong kernel's speed means nothing
+        if options.time and gpu and out.status.status == Status.OK:  # a wrong kernel's speed means nothing
             with clock("timing"):
                 _time_row(pool, op, impl, dtypes, device, options, timed, out)
-            if out.status.status == "ok":
+            if out.status.status == Status.OK:
                 with clock("kernel accounting"):
                     _account_kernels(pool, op, impl, dtypes, device, timed, options.seed, out)
         # Checked again on fresh inputs once it has been called many times: an implementation must not change its
@@ -303,15 +254,16 @@ def _call(pool, impl, name: str, *args, context: str = ""):
     try:
         value = pool.call(name, *args)
     except RowFailure as failure:
-        if failure.status != "error":
+        if failure.status != Status.ERROR:
             raise _RowStopped(RowStatus(impl.name, failure.status, failure.message)) from None
         if not getattr(pool, "lost_context", False):
             raise
         # The row's code raised and left the CUDA context poisoned (an illegal memory access is reported by the
         # next synchronizing call): the worker is gone, and with it the loaded row, so the row ends here.
-        raise _RowStopped(RowStatus(impl.name, "crashed", f"CUDA context lost{context}: {failure.message}")) from None
+        lost = RowStatus(impl.name, Status.CRASHED, f"CUDA context lost{context}: {failure.message}")
+        raise _RowStopped(lost) from None
     if getattr(pool, "lost_context", False):
-        raise _RowStopped(RowStatus(impl.name, "crashed", f"CUDA context lost{context}"))
+        raise _RowStopped(RowStatus(impl.name, Status.CRASHED, f"CUDA context lost{context}"))
     return value
 
 
@@ -343,8 +295,8 @@ def _copied(outputs):
 
 def _judge(out: RowOutcome) -> None:
     bad = [c for c in out.checks if not c.ok]
-    if bad and out.status.status == "ok":
-        kind = "FAIL" if any(c.status == "FAIL" for c in bad) else bad[0].status
+    if bad and out.status.status == Status.OK:
+        kind = Status.FAIL if any(c.status == Status.FAIL for c in bad) else Status(bad[0].status)
         first = next((c for c in bad if c.status == kind), bad[0])
         out.status = RowStatus(out.status.impl, kind, f"{len(bad)} check(s) failed; first: {first.dtype} "
                                                       f"{first.shape} ({first.inputs}): {first.message}")
@@ -359,7 +311,7 @@ def _capture(pool, op: Op, impl, dtypes, device, options: Options, out: RowOutco
             out.captures.append(_call(pool, impl, "capture", dtype, shape, inputs, mode, schedule.dtype_name(dtype),
                                       op.describe_shape(shape)))
         except RowFailure as failure:
-            out.status = RowStatus(impl.name, "error", f"capture failed: {failure.message}")
+            out.status = RowStatus(impl.name, Status.ERROR, f"capture failed: {failure.message}")
 
 
 def _time_row(pool, op: Op, impl, dtypes, device, options: Options, timed, out: RowOutcome) -> None:
@@ -373,7 +325,7 @@ def _time_row(pool, op: Op, impl, dtypes, device, options: Options, timed, out: 
                                       op.bytes_moved(cell.shape, cell.dtype), op.flops(cell.shape), options.graph,
                                       options.profile_check))
         except RowFailure as failure:
-            out.status = RowStatus(impl.name, "error", f"timing {dtype} {shape}: {failure.message}")
+            out.status = RowStatus(impl.name, Status.ERROR, f"timing {dtype} {shape}: {failure.message}")
             return
         out.timings.append(timed_out.timing)
         for which, output, index in (("first", timed_out.first, timed_out.first_set),
@@ -382,7 +334,7 @@ def _time_row(pool, op: Op, impl, dtypes, device, options: Options, timed, out: 
                                                        cell.seeds[index], output, sets[index], pristine[index]))
         del sets, pristine, timed_out
         _judge(out)
-        if out.status.status != "ok":
+        if out.status.status != Status.OK:
             return
 
 
@@ -397,14 +349,14 @@ def _account_kernels(pool, op: Op, impl, dtypes, device, timed, seed: int, out: 
         try:
             launched = _call(pool, impl, "kernels_launched", inputs)
         except RowFailure as failure:
-            out.status = RowStatus(impl.name, "error", f"kernel accounting: {failure.message}")
+            out.status = RowStatus(impl.name, Status.ERROR, f"kernel accounting: {failure.message}")
             return
         record = accounting.account(impl, schedule.dtype_name(dtype), op.describe_shape(shape), launched)
         out.kernels.append(record)
-        if record["problem"] and out.status.status == "ok":
-            out.status = RowStatus(impl.name, "FAIL", f"{record['dtype']} {record['shape']}: {record['problem']}")
-    foreign = sorted({k for r in out.kernels for k in r["foreign"]})
-    if foreign and out.status.status == "ok":
+        if record.problem and out.status.status == Status.OK:
+            out.status = RowStatus(impl.name, Status.FAIL, f"{record.dtype} {record.shape}: {record.problem}")
+    foreign = sorted({k for r in out.kernels for k in r.foreign})
+    if foreign and out.status.status == Status.OK:
         out.status.message = (f"launches kernels that are not its own: {', '.join(foreign)} (not counted in its "
                               f"lines)")
 
@@ -412,7 +364,7 @@ def _account_kernels(pool, op: Op, impl, dtypes, device, timed, seed: int, out: 
 def relate_to_ceilings(result: OpResult) -> None:
     eager = {(t.dtype, t.shape): t for t in result.timings if t.impl == "torch:eager"}
     copies = {(c.dtype, c.shape): c for c in result.same_bytes_copies}
-    peak = result.ceilings.get("copy_gbps") if result.roofline == "memory" else None
+    peak = result.ceilings.copy_gbps if result.roofline == "memory" else None
     # The same-bytes copies get their fraction of the large-buffer peak too: how much of it a size allows at all.
     for t in result.timings + result.same_bytes_copies:
         if peak:
@@ -433,6 +385,6 @@ def _refuse_implausible(result: OpResult, status: dict) -> None:
         why = accounting.implausible(t, result.roofline, result.env.get("gpu", ""))
         if why:
             t.implausible = why
-            if status[t.impl].status == "ok":
-                status[t.impl] = RowStatus(t.impl, "FAIL", why)
+            if status[t.impl].status == Status.OK:
+                status[t.impl] = RowStatus(t.impl, Status.FAIL, why)
 

@@ -145,7 +145,7 @@ def test_a_row_working_on_another_stream_is_caught():
 def test_a_row_calling_torch_kernels_is_flagged():
     row, result = run_cheat("gelu_calls_torch", sizes=[(1 << 22,)], quick=False)
     assert row.status == "ok" and "not its own" in row.message, row
-    assert all(k["foreign"] for k in result.kernels), result.kernels
+    assert all(k.foreign for k in result.kernels), result.kernels
 
 
 @pytest.mark.gpu
@@ -156,7 +156,7 @@ def test_a_correct_row_is_not_flagged():
                                               sizes=[(1 << 22,)]), impls=[impl])
     (row,) = result.rows
     assert row.status == "ok" and row.message == "", row
-    assert result.kernels and not any(k["foreign"] or k["problem"] for k in result.kernels), result.kernels
+    assert result.kernels and not any(k.foreign or k.problem for k in result.kernels), result.kernels
     assert all(t.samples >= 10 for t in result.timings)
     timed = [c for c in result.checks if c.inputs.startswith("timed call")]
     assert len(timed) == 2 and all(c.ok for c in timed)

@@ -8,7 +8,7 @@ import time
 import pytest
 import torch
 
-from compare import report, runner, timing
+from compare import report, results, runner, timing
 
 
 @pytest.fixture
@@ -52,11 +52,11 @@ def test_host_bound_cells_are_marked_and_host_times_reported(fake_gpu):
     bound.impl = "triton:slow_host"
     fine = fake_gpu(lambda: None, median_ms=0.5)
     fine.impl = "cuda:fast_host"
-    r = runner.OpResult("gelu", "GELU", "memory", {"gpu": "NVIDIA H200", "torch": "2.11", "triton": "3.6",
-                                                   "cuda_runtime": "13.0", "nvcc": "13.0", "git_revision": "abc"},
-                        ceilings={"copy_gbps": 4000.0})
+    r = results.OpResult("gelu", "GELU", "memory", {"gpu": "NVIDIA H200", "torch": "2.11", "triton": "3.6",
+                                                    "cuda_runtime": "13.0", "nvcc": "13.0", "git_revision": "abc"},
+                         ceilings=results.Ceilings(copy_gbps=4000.0))
     r.timings = [bound, fine]
-    r.rows = [runner.RowStatus("triton:slow_host", "ok"), runner.RowStatus("cuda:fast_host", "ok")]
+    r.rows = [results.RowStatus("triton:slow_host", "ok"), results.RowStatus("cuda:fast_host", "ok")]
     runner.relate_to_ceilings(r)
 
     rate = dict((row[0], row[1]) for row in report.timing_tables(r)["float32"][1])

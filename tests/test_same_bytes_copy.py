@@ -6,7 +6,7 @@ import json
 import pytest
 import torch
 
-from compare import check, discover, isolate, report, runner, schedule, timing
+from compare import check, discover, isolate, report, results, runner, schedule, timing
 
 ENV = {"gpu": "NVIDIA H200", "torch": "2.11", "triton": "3.6", "cuda_runtime": "13.0", "nvcc": "13.0",
        "git_revision": "abc1234"}
@@ -26,12 +26,12 @@ def gbps(nbytes, median_ms):
 @pytest.fixture
 def memory_result():
     """Softmax-like: at the small shape the copy itself reaches a third of the peak and the rows less."""
-    r = runner.OpResult("softmax", "row softmax", "memory", dict(ENV), ceilings={"copy_gbps": 4000.0})
+    r = results.OpResult("softmax", "row softmax", "memory", dict(ENV), ceilings=results.Ceilings(copy_gbps=4000.0))
     r.timings = [timed("cuda:fast", SMALL, 0.008, SMALL_BYTES), timed("cuda:fast", LARGE, 0.28, LARGE_BYTES),
                  timed("torch:eager", SMALL, 0.012, SMALL_BYTES), timed("torch:eager", LARGE, 0.35, LARGE_BYTES)]
     r.same_bytes_copies = [timed(timing.SAME_BYTES_COPY, SMALL, 0.006, SMALL_BYTES),
                            timed(timing.SAME_BYTES_COPY, LARGE, 0.27, LARGE_BYTES)]
-    r.rows = [runner.RowStatus("cuda:fast", "ok"), runner.RowStatus("torch:eager", "ok")]
+    r.rows = [results.RowStatus("cuda:fast", "ok"), results.RowStatus("torch:eager", "ok")]
     runner.relate_to_ceilings(r)
     return r
 
@@ -107,7 +107,7 @@ def test_terminal_shows_the_copy_line_and_the_fraction_table(memory_result, caps
 
 
 def test_a_compute_bound_op_is_unchanged():
-    r = runner.OpResult("matmul", "C = A @ B", "compute", dict(ENV), ceilings={"copy_gbps": 4000.0})
+    r = results.OpResult("matmul", "C = A @ B", "compute", dict(ENV), ceilings=results.Ceilings(copy_gbps=4000.0))
     r.timings = [timed("triton:tuned", "M=4096 N=4096 K=4096", 0.2, 1 << 27),
                  timed("torch:eager", "M=4096 N=4096 K=4096", 0.18, 1 << 27)]
     r.timings[0].tflops, r.timings[1].tflops = 90.0, 100.0
@@ -129,7 +129,7 @@ def test_one_copy_is_measured_per_timed_shape_and_dtype_with_the_op_s_bytes(monk
     calls = []
     op = discover.load_op("softmax")
     options = runner.Options(quick=True, dtypes=["float32", "float16"], graph=True, progress=False)
-    runner._measure_ceilings(RecordingPool(), op, options, schedule.timed_shapes(op, quick=True), runner.OpResult(
+    runner._measure_ceilings(RecordingPool(), op, options, schedule.timed_shapes(op, quick=True), results.OpResult(
         "softmax", "", "memory", dict(ENV)))
     (_, (cells, graph)), = [c for c in calls if c[0] == "measure_same_bytes_copies"]
     expected = [(op.bytes_moved(shape, dtype), check.dtype_name(dtype), op.describe_shape(shape))
@@ -167,14 +167,14 @@ def test_a_copy_that_cannot_be_measured_is_reported_and_the_run_goes_on(memory_r
         def call(self, name, *args, **kw):
             raise isolate.RowFailure("crashed", "the worker process died (killed by SIGKILL); see its output above")
 
-    r = runner.OpResult("softmax", "row softmax", "memory", dict(ENV), ceilings={"copy_gbps": 4000.0})
+    r = results.OpResult("softmax", "row softmax", "memory", dict(ENV), ceilings=results.Ceilings(copy_gbps=4000.0))
     class CopyFailingPool(FailingPool):
         def call(self, name, *args, **kw):
             return 4000.0 if name == "measure_copy_bandwidth" else super().call(name, *args, **kw)
 
     runner._measure_ceilings(CopyFailingPool(), discover.load_op("softmax"), runner.Options(progress=False),
                              [(4096, 1024)], r)
-    assert r.same_bytes_copies == [] and "killed by SIGKILL" in r.ceilings["same_bytes_copy_error"]
+    assert r.same_bytes_copies == [] and "killed by SIGKILL" in r.ceilings.same_bytes_copy_error
     assert "could not be measured: crashed" in report.markdown(r, {"command": "x", "plot": None})
 
 
