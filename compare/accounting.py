@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from . import count
+from . import callgraph
 from .discover import Impl
 from .results import KernelAccount
 
@@ -52,9 +52,9 @@ def is_kernel(activity_name: str) -> bool:
 
 def own_kernel_names(impl: Impl) -> set[str]:
     if impl.backend == "cuda":
-        return set(count.cuda_kernel_names(impl.source, impl.variant))
+        return set(callgraph.cuda_kernel_names(impl.source, impl.variant))
     if impl.backend == "triton":
-        return set(count.triton_kernel_names(impl.source, impl.variant))
+        return set(callgraph.triton_kernel_names(impl.source, impl.variant))
     return set()
 
 

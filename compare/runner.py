@@ -13,7 +13,7 @@ import dataclasses
 import time
 import torch
 
-from . import accounting, check, count, discover, env, isolate, schedule, timing
+from . import accounting, callgraph, check, count, discover, env, isolate, schedule, timing
 from .isolate import DEFAULT_ROW_TIMEOUT_S, RowFailure
 from .results import CudaKernelBuild, JitRecord, OpResult, RowOutcome, RowStatus, Status, TritonKernelBuild
 from .spec import Op
@@ -139,7 +139,7 @@ def _build_cuda(op: Op, impls, options: Options, gpu: bool, status: dict, result
         _say(options, f"  {built.source}: {'built in %.1f s' % built.cold_s if built.built_now else 'cached'}"
                       f" (cold build {built.cold_s:.1f} s, warm load {built.warm_s:.2f} s)")
         for impl in rows:
-            mine = set(count.cuda_kernel_names(impl.source, impl.variant))
+            mine = set(callgraph.cuda_kernel_names(impl.source, impl.variant))
             for k in built.kernels:
                 if k.base in mine:
                     result.build.append(CudaKernelBuild(

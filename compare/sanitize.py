@@ -127,11 +127,11 @@ def choose_rows(rows: list, names: list[str]) -> list:
 
 def kernel_names(row) -> list[str]:
     """The kernels (and the device functions they call) a row reaches, by the line counter's walk from its entry."""
-    from . import count
+    from . import callgraph
 
     if row.backend == "cuda":
-        return count.cuda_kernel_names(row.source, row.variant)
-    return count.triton_kernel_names(row.source, row.variant)
+        return callgraph.cuda_kernel_names(row.source, row.variant)
+    return callgraph.triton_kernel_names(row.source, row.variant)
 
 
 def uses_shared_memory(row, kernels: list[str], built_kernels: list | None = None) -> bool:
@@ -139,14 +139,14 @@ def uses_shared_memory(row, kernels: list[str], built_kernels: list | None = Non
     KernelResources; static shared memory, in header helpers too), or the row's code declares it (`extern
     __shared__`, whose size ptxas can't know). Triton: the row's kernels reduce, scan or multiply tiles (tl.sum,
     tl.max, tl.dot, ...), which the compiler stages through shared memory."""
-    from . import count
+    from . import callgraph
 
     text = Path(row.source).read_text()
     if row.backend == "cuda":
         if any(k.shared_bytes > 0 for k in built_kernels or () if k.base in kernels):
             return True
-        entities, _ = count._c_entities(text)
-        clean = count.strip_c_comments(text).splitlines()
+        entities, _ = callgraph.c_entities(text)
+        clean = callgraph.strip_c_comments(text).splitlines()
         return any("__shared__" in clean[line - 1] for name in kernels if name in entities
                    for first, last in entities[name].spans for line in range(first, last + 1))
     tree = ast.parse(text)

@@ -204,11 +204,11 @@ def triton_resources() -> list[dict]:
 
 def _triton_kernels(impl: Impl) -> list:
     """The @triton.jit objects a Triton variant launches (from the same reachability walk the line count uses)."""
-    from . import count
+    from . import callgraph
     from .discover import triton_function
 
     module = __import__(triton_function(impl.source, impl.variant).__module__, fromlist=["_"])
-    names = count.triton_kernel_names(impl.source, impl.variant)
+    names = callgraph.triton_kernel_names(impl.source, impl.variant)
     return [(n, getattr(module, n)) for n in names if hasattr(module, n)]
 
 
