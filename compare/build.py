@@ -4,9 +4,10 @@ The .cu is compiled twice from one file: by nvcc as the device half (``__CUDACC_
 launchers, CUDA headers only) and by the C++ compiler as the host half (the torch binding). Neither sees torch's
 implicit headers, which is most of what a typical extension build spends its time on.
 
-Cache key: the source text, the shared headers, every flag, the target architectures and the torch/CUDA/Python
-versions. Any change gives a new module name, so a stale build is never loaded. The ptxas resource report and the
-cold build time are stored beside the built module, so a warm run still reports them.
+Cache key: the source text, every header of the lab it includes (directly or through another header: lab.h,
+lab_device.cuh, lab_torch.h, any other found beside it or in cuda_src/), every flag, the target architectures and
+the torch/CUDA/Python versions. Any change gives a new module name, so a stale build is never loaded. The ptxas
+resource report and the cold build time are stored beside the built module, so a warm run still reports them.
 """
 from __future__ import annotations
 
@@ -23,9 +24,9 @@ import threading
 import time
 from pathlib import Path
 
-from . import env
+from . import callgraph, env
 
-SHARED_HEADERS = ("lab.h", "lab_device.cuh", "lab_torch.h")
+SHARED_HEADERS = ("lab.h", "lab_device.cuh", "lab_torch.h")  # what cuda_src/ gives every op to include
 NVCC_FLAGS = ["-O3", "-lineinfo", "-Xptxas=-v", "--expt-relaxed-constexpr"]
 CXX_FLAGS = ["-O2"]
 SIDECAR = "lab_build.json"
@@ -71,8 +72,8 @@ def build_key(op: str, extra_flags: list[str], path: Path | None = None) -> str:
 
     path = path or env.CUDA_DIR / f"{op}.cu"
     h = hashlib.sha256(str(path).encode() + b"\0" + path.read_bytes() + b"\0")
-    for name in SHARED_HEADERS:
-        h.update(name.encode() + b"\0" + (env.CUDA_DIR / name).read_bytes() + b"\0")
+    for header in callgraph.included_headers(path):  # an edited header rebuilds every .cu that includes it
+        h.update(str(header).encode() + b"\0" + header.read_bytes() + b"\0")
     for part in (NVCC_FLAGS, CXX_FLAGS, extra_flags):
         h.update(json.dumps(part).encode())
     h.update(f"{torch.__version__}|{torch.version.cuda}|{env.nvcc_version()}|{_arch_list()}|{sys.version}".encode())

@@ -1,5 +1,10 @@
-"""compare.callgraph: what a row reaches from its entry point, across the lab's headers and neighbouring modules."""
-from compare import callgraph, env
+"""compare.callgraph: what a row reaches from its entry point, across the lab's headers and neighbouring modules;
+and the build key, which covers the same headers."""
+import shutil
+
+import pytest
+
+from compare import build, callgraph, env
 
 
 def test_reach_follows_references_and_marks_what_a_kernel_reaches_as_kernel():
@@ -92,3 +97,35 @@ def test_neighbour_imports_in_every_form(tmp_path):
     reached = callgraph.triton_reach(tmp_path / "rows.py", "v")
     assert reached.helpers() == ["deeper.py:base", "maths.py:a", "maths.py:b"]  # not compare.validate: the harness
     assert callgraph.triton_kernel_names(tmp_path / "rows.py", "v") == ["a", "b", "base", "k"]
+
+
+def _copy_op(tmp_path, monkeypatch):
+    for name in ("gelu.cu", *build.SHARED_HEADERS):
+        shutil.copy(env.CUDA_DIR / name, tmp_path / name)
+    monkeypatch.setattr(env, "CUDA_DIR", tmp_path)
+    monkeypatch.setattr(env, "nvcc_version", lambda: "12.8")  # the key without running nvcc
+    monkeypatch.setenv("TORCH_CUDA_ARCH_LIST", "9.0a")
+
+
+def test_the_build_key_covers_every_header_the_cu_includes(tmp_path, monkeypatch):
+    pytest.importorskip("torch")
+    _copy_op(tmp_path, monkeypatch)
+    (tmp_path / "gelu_math.cuh").write_text("#pragma once\n#include \"gelu_tanh.cuh\"\n")
+    (tmp_path / "gelu_tanh.cuh").write_text("#pragma once\n")
+    gelu = tmp_path / "gelu.cu"
+    gelu.write_text('#include "gelu_math.cuh"\n' + gelu.read_text())
+    key = build.build_key("gelu", [])
+    (tmp_path / "gelu_tanh.cuh").write_text("#pragma once\n__device__ float t(float x);\n")  # through gelu_math.cuh
+    assert build.build_key("gelu", []) != key
+    key = build.build_key("gelu", [])
+    (tmp_path / "lab_device.cuh").write_text((tmp_path / "lab_device.cuh").read_text() + "\n")
+    assert build.build_key("gelu", []) != key
+
+
+def test_the_build_key_ignores_a_header_the_cu_does_not_include(tmp_path, monkeypatch):
+    pytest.importorskip("torch")
+    _copy_op(tmp_path, monkeypatch)
+    (tmp_path / "other.cuh").write_text("#pragma once\n")
+    key = build.build_key("gelu", [])
+    (tmp_path / "other.cuh").write_text("#pragma once\nint x;\n")
+    assert build.build_key("gelu", []) == key
