@@ -1,6 +1,10 @@
 """Tables in the terminal and the result files: <op>.md (for people), <op>.csv and <op>.json (for programs), a PNG
 plot of throughput against size, and the captured torch.compile code. Every file is written to a temporary name
-and renamed into place, so an interrupted run leaves the previous results whole."""
+and renamed into place, so an interrupted run leaves the previous results whole.
+
+The terminal's report and the md are one list of sections (sections), built once from the result and rendered by
+print_terminal and markdown; what only one of them shows (the md's prose, the terminal's --show inductor code) is a
+flag on its section."""
 from __future__ import annotations
 
 import csv
@@ -174,126 +178,165 @@ def status_table(result: OpResult) -> list[list]:
     return [[r.impl, r.status, r.message] for r in result.rows]
 
 
-def print_terminal(result: OpResult, show_inductor: bool = False) -> None:
-    def show(title, headers, rows, **fmt):
-        if rows:
-            print(f"\n{title}\n" + tabulate(rows, headers=headers, tablefmt="simple", **fmt))
-
-    e = result.env
-    print(f"\n== {result.op}: {result.summary}  [{e['gpu']}, torch {e['torch']}, triton {e['triton']}]")
-    if result.ceilings.copy_gbps:
-        print(f"copy bandwidth (ceiling): {result.ceilings.copy_gbps:.0f} GB/s")
-    if result.same_bytes_copies:
-        print(f"per shape: {SAME_BYTES_COPY_METHOD}")
-    if result.ceilings.same_bytes_copy_error:
-        print(f"copy of the same bytes per shape not measured: {result.ceilings.same_bytes_copy_error}")
-    show("Checks (float64 reference, seed %d)" % result.seed, CHECK_HEADERS, check_table(result))
-    same_bytes = timing_tables(result, "same-bytes")
-    for dtype, (headers, rows) in timing_tables(result).items():
-        unit = "GB/s" if result.roofline == "memory" else "TFLOP/s"
-        note = "copy bandwidth" if result.roofline == "memory" else "torch:eager"
-        show(f"Timing, {dtype}: {unit} (fraction of {note}); ! = IQR > 10% of median; h = host-bound "
-             f"(host time per call >= the measured time)", headers, rows)
-        if dtype in same_bytes:
-            show(f"Fraction of a copy of the same bytes, {dtype} (GB/s over the line `{SAME_BYTES_COPY}`)",
-                 *same_bytes[dtype], **AS_FORMATTED)
-    for dtype, (headers, rows) in timing_tables(result, "host").items():
-        if any(t.host_bound for t in result.timings if t.dtype == dtype):
-            show(f"Host time per call, {dtype}: microseconds (h = at least the measured time)", headers, rows,
-                 **AS_FORMATTED)
-    for dtype, (headers, rows) in timing_tables(result, "graph").items():
-        show(f"CUDA-graph replay, {dtype}: median ms (events median)", headers, rows)
-    for dtype, (headers, rows) in timing_tables(result, "profiler").items():
-        show(f"torch.profiler kernel ms / events ms, {dtype}", headers, rows)
-    show("Kernels launched by one call (profiler)", KERNEL_HEADERS, kernel_table(result), **AS_FORMATTED)
-    show("Lines of code (non-blank, non-comment)", ["impl", "kernel", "host", "total", "source"], loc_table(result))
-    show("Build", ["impl", "kernel", "cold / warm s", "registers", "spill bytes", "shared bytes"], build_table(result))
-    show("torch.compile", ["impl", "dtype", "shape", "compile s", "kernels", "kernel lines", "host lines"],
-         capture_table(result))
-    if show_inductor:
-        for c in result.captures:
-            print(f"\n# ---- {c.impl} {c.dtype} {c.shape} ----\n{c.code}")
-    show("Rows", ["impl", "status", "message"], status_table(result))
-
-
-def _md_table(headers, rows, **fmt) -> str:
-    return tabulate(rows, headers=headers, tablefmt="github", **fmt)
-
+STATUS_HEADERS = ["impl", "status", "message"]
+LOC_HEADERS = ["impl", "kernel", "host", "total", "source"]
+BUILD_HEADERS = ["impl", "kernel", "cold / warm s", "registers", "spill bytes", "shared bytes"]
+CAPTURE_HEADERS = ["impl", "dtype", "shape", "compile s", "kernels", "kernel lines", "host lines"]
 
 # For tables whose cells are all numbers formatted here ("0.60"), which tabulate would otherwise reformat ("0.6").
 AS_FORMATTED = {"disable_numparse": True}
 
 
-def markdown(result: OpResult, files: dict[str, str]) -> str:
-    e = result.env
-    out = io.StringIO()
-    w = out.write
-    w(f"# {result.op}: {result.summary}\n\n")
-    w(f"Produced by `{files['command']}` on **{e['gpu']}**"
-      + (f" (driver {e.get('driver')}, {e.get('sm_count')} SMs)" if e.get("sm_count") else "")
-      + f"; torch {e['torch']}, triton {e['triton']}, CUDA {e['cuda_runtime']}, nvcc {e['nvcc']}, "
-        f"git {e['git_revision']}.\n\n")
-    if result.ceilings.copy_gbps:
-        w(f"Ceiling measured in the same run: device-to-device copy at **{result.ceilings.copy_gbps:.0f} GB/s** "
-          f"(bytes read + written, a 1 GiB buffer)"
-          + ("; the large-buffer peak that published targets refer to, and the fractions in brackets are of it"
-             if result.roofline == "memory" else "") + ".\n\n")
+@dataclasses.dataclass
+class Section:
+    """One part of the report, built once (sections) for both renderers (print_terminal, markdown). With headers it
+    is a table, left out where it has no rows (except empty_in_markdown, whose headers the markdown shows all the
+    same); without, a text. The terminal prints title: the line above the table, the whole text, or the line above
+    code. The markdown writes heading (at level; none if ""), then prose, then the table."""
+
+    title: str = ""
+    heading: str = ""
+    prose: str = ""
+    headers: list[str] = dataclasses.field(default_factory=list)
+    rows: list[list] = dataclasses.field(default_factory=list)
+    code: str = ""  # printed as it is under the title
+    level: int = 2
+    as_formatted: bool = False  # the cells are shown as formatted here (AS_FORMATTED)
+    in_terminal: bool = True
+    in_markdown: bool = True
+    empty_in_markdown: bool = False
+
+    def table(self, style: str) -> str:
+        return tabulate(self.rows, headers=self.headers, tablefmt=style, **(AS_FORMATTED if self.as_formatted else {}))
+
+    def shown(self, markdown: bool) -> bool:
+        if not (self.in_markdown if markdown else self.in_terminal):
+            return False
+        return not self.headers or bool(self.rows) or (markdown and self.empty_in_markdown)
+
+
+def sections(result: OpResult, command: str = "", plot: str | None = None,
+             show_inductor: bool = False) -> list[Section]:
+    """The report of one op, in order. command and plot (the png's file name) are the markdown's; show_inductor
+    adds the code torch.compile generated, for the terminal."""
+    e, ceilings, memory = result.env, result.ceilings, result.roofline == "memory"
+    machine = (f" (driver {e.get('driver')}, {e.get('sm_count')} SMs)" if e.get("sm_count") else "")
+    out = [Section(f"{result.op}: {result.summary}  [{e['gpu']}, torch {e['torch']}, triton {e['triton']}]",
+                   heading=f"{result.op}: {result.summary}", level=1,
+                   prose=f"Produced by `{command}` on **{e['gpu']}**{machine}; torch {e['torch']}, triton "
+                         f"{e['triton']}, CUDA {e['cuda_runtime']}, nvcc {e['nvcc']}, git {e['git_revision']}.")]
+    if ceilings.copy_gbps:
+        out.append(Section(
+            f"copy bandwidth (ceiling): {ceilings.copy_gbps:.0f} GB/s",
+            prose=f"Ceiling measured in the same run: device-to-device copy at **{ceilings.copy_gbps:.0f} GB/s** "
+                  f"(bytes read + written, a 1 GiB buffer)"
+                  + ("; the large-buffer peak that published targets refer to, and the fractions in brackets are of "
+                     "it" if memory else "") + "."))
     if result.same_bytes_copies:
-        w(f"Per-shape ceiling, measured in the same run: {SAME_BYTES_COPY_METHOD}. At small sizes launch latency "
-          "and the ramp-up of a wave keep even this copy far below the large-buffer peak, and no kernel that moves "
-          "those bytes escapes them either: a row's fraction of this copy separates a slow kernel from a size that "
-          "allows no more (1.00: as fast as a plain copy of its bytes).\n\n")
-    if result.ceilings.same_bytes_copy_error:
-        w(f"The per-shape copy could not be measured: {result.ceilings.same_bytes_copy_error}\n\n")
-    w(f"Timing: {TIMING_METHOD}.\n\n")
-    w("## Rows\n\n" + _md_table(["impl", "status", "message"], status_table(result)) + "\n\n")
-    w(f"## Checks\n\nAgainst a float64 reference on fresh random inputs (seed {result.seed}); outputs poisoned with "
-      "NaN before each call; an element passes when |out − ref| ≤ atol + rtol·|ref|; err/tol is the worst "
-      "element's error over its bound (≤ 1 passes). Every case is in the JSON.\n\n")
-    w(_md_table(CHECK_HEADERS, check_table(result)) + "\n\n")
-    same_bytes = timing_tables(result, "same-bytes")
-    for dtype, (headers, rows) in timing_tables(result).items():
-        unit = "GB/s (bytes read + written)" if result.roofline == "memory" else "TFLOP/s"
-        note = "copy bandwidth" if result.roofline == "memory" else "torch:eager (the vendor library)"
-        w(f"## Timing, {dtype}\n\n{unit}, with the fraction of {note} in brackets; `!` marks an IQR over 10% of "
-          f"the median; {HOST_BOUND_NOTE}.\n\n")
-        w(_md_table(headers, rows) + "\n\n")
-        if dtype in same_bytes:
-            w(f"Fraction of a copy of the same bytes (each row's GB/s over the line `{SAME_BYTES_COPY}`):\n\n"
-              + _md_table(*same_bytes[dtype], **AS_FORMATTED) + "\n\n")
-        ms_headers, ms_rows = timing_tables(result, "ms")[dtype]
-        w("Median ± IQR, milliseconds:\n\n" + _md_table(ms_headers, ms_rows) + "\n\n")
-        if dtype in (host := timing_tables(result, "host")):
-            w(f"Host time per call, microseconds (calls under {HOST_CHECK_BELOW_MS:g} ms; `h`: at least the "
-              "measured time):\n\n" + _md_table(*host[dtype], **AS_FORMATTED) + "\n\n")
-        if dtype in (speedup := timing_tables(result, "speedup")):
-            w("Speedup over torch:eager:\n\n" + _md_table(*speedup[dtype]) + "\n\n")
-        if dtype in (graph := timing_tables(result, "graph")):
-            w("CUDA-graph replay median, ms (the events' median in brackets): what is left once Python and launch "
-              "overhead are gone.\n\n" + _md_table(*graph[dtype]) + "\n\n")
-        if dtype in (prof := timing_tables(result, "profiler")):
-            w("torch.profiler kernel time / event median, ms; DISAGREE marks kernel time the events did not "
-              "see.\n\n" + _md_table(*prof[dtype]) + "\n\n")
-    if files.get("plot"):
-        w(f"![throughput]({files['plot']})\n\n")
-    if result.kernels:
-        w(f"## Kernels launched\n\nPer row and dtype, {KERNEL_NOTE}.\n\n"
-          + _md_table(KERNEL_HEADERS, kernel_table(result), **AS_FORMATTED) + "\n\n")
-    w("## Lines of code\n\nNon-blank lines that are not only comments or docstrings, split into kernel (runs on the "
-      "GPU) and host (checks, allocation, launch, registration); shared helpers in `cuda_src/lab_*.h` are not "
-      "counted.\n\n")
-    w(_md_table(["impl", "kernel", "host", "total", "source"], loc_table(result)) + "\n\n")
-    w("## Build and resources\n\nCUDA: `load_inline` cold build of the whole .cu (all its variants) / warm load from "
-      "the cache, and ptxas's report per kernel. Triton: per compiled kernel, and the wall time of the first call "
-      "(JIT compilation into an empty cache, plus autotuning).\n\n")
-    w(_md_table(["impl", "kernel", "cold / warm s", "registers", "spill bytes", "shared bytes"],
-                build_table(result)) + "\n\n")
-    if result.captures:
-        w("## torch.compile\n\nCaptured with a fresh inductor cache; the generated code is under "
-          f"`inductor/{result.op}/`.\n\n")
-        w(_md_table(["impl", "dtype", "shape", "compile s", "kernels", "kernel lines", "host lines"],
-                    capture_table(result)) + "\n")
-    return out.getvalue()
+        out.append(Section(
+            f"per shape: {SAME_BYTES_COPY_METHOD}",
+            prose=f"Per-shape ceiling, measured in the same run: {SAME_BYTES_COPY_METHOD}. At small sizes launch "
+                  "latency and the ramp-up of a wave keep even this copy far below the large-buffer peak, and no "
+                  "kernel that moves those bytes escapes them either: a row's fraction of this copy separates a slow "
+                  "kernel from a size that allows no more (1.00: as fast as a plain copy of its bytes)."))
+    if ceilings.same_bytes_copy_error:
+        out.append(Section(f"copy of the same bytes per shape not measured: {ceilings.same_bytes_copy_error}",
+                           prose=f"The per-shape copy could not be measured: {ceilings.same_bytes_copy_error}"))
+    out.append(Section(prose=f"Timing: {TIMING_METHOD}.", in_terminal=False))
+    # The verdict per row: first in the file, last in the terminal, under everything a run prints.
+    rows = Section("Rows", heading="Rows", headers=STATUS_HEADERS, rows=status_table(result), empty_in_markdown=True)
+    out.append(dataclasses.replace(rows, in_terminal=False))
+    out.append(Section(
+        f"Checks (float64 reference, seed {result.seed})", heading="Checks", headers=CHECK_HEADERS,
+        rows=check_table(result), empty_in_markdown=True,
+        prose=f"Against a float64 reference on fresh random inputs (seed {result.seed}); outputs poisoned with NaN "
+              "before each call; an element passes when |out − ref| ≤ atol + rtol·|ref|; err/tol is the worst "
+              "element's error over its bound (≤ 1 passes). Every case is in the JSON."))
+    out += timing_sections(result)
+    if plot:
+        out.append(Section(prose=f"![throughput]({plot})", in_terminal=False))
+    out.append(Section("Kernels launched by one call (profiler)", heading="Kernels launched",
+                       prose=f"Per row and dtype, {KERNEL_NOTE}.", headers=KERNEL_HEADERS, rows=kernel_table(result),
+                       as_formatted=True))
+    out.append(Section(
+        "Lines of code (non-blank, non-comment)", heading="Lines of code", headers=LOC_HEADERS,
+        rows=loc_table(result), empty_in_markdown=True,
+        prose="Non-blank lines that are not only comments or docstrings, split into kernel (runs on the GPU) and host "
+              "(checks, allocation, launch, registration); shared helpers in `cuda_src/lab_*.h` are not counted."))
+    out.append(Section(
+        "Build", heading="Build and resources", headers=BUILD_HEADERS, rows=build_table(result),
+        empty_in_markdown=True,
+        prose="CUDA: `load_inline` cold build of the whole .cu (all its variants) / warm load from the cache, and "
+              "ptxas's report per kernel. Triton: per compiled kernel, and the wall time of the first call (JIT "
+              "compilation into an empty cache, plus autotuning)."))
+    out.append(Section("torch.compile", heading="torch.compile", headers=CAPTURE_HEADERS, rows=capture_table(result),
+                       prose="Captured with a fresh inductor cache; the generated code is under "
+                             f"`inductor/{result.op}/`."))
+    if show_inductor:
+        out += [Section(f"# ---- {c.impl} {c.dtype} {c.shape} ----", code=c.code, in_markdown=False)
+                for c in result.captures]
+    out.append(dataclasses.replace(rows, in_markdown=False))
+    return out
+
+
+def timing_sections(result: OpResult) -> list[Section]:
+    """Per dtype: the rate table under a heading of its own, then the other quantities of the same cells."""
+    memory = result.roofline == "memory"
+    unit, note = ("GB/s", "copy bandwidth") if memory else ("TFLOP/s", "torch:eager")
+    md_unit = "GB/s (bytes read + written)" if memory else "TFLOP/s"
+    md_note = "copy bandwidth" if memory else "torch:eager (the vendor library)"
+    tables = {kind: timing_tables(result, kind)
+              for kind in ("rate", "same-bytes", "ms", "host", "speedup", "graph", "profiler")}
+    out = []
+    for dtype in tables["rate"]:
+        def add(kind, title, prose, **options):
+            if dtype in tables[kind]:
+                headers, rows = tables[kind][dtype]
+                out.append(Section(title, prose=prose, headers=headers, rows=rows, **options))
+
+        add("rate", f"Timing, {dtype}: {unit} (fraction of {note}); ! = IQR > 10% of median; h = host-bound (host "
+                    "time per call >= the measured time)",
+            f"{md_unit}, with the fraction of {md_note} in brackets; `!` marks an IQR over 10% of the median; "
+            f"{HOST_BOUND_NOTE}.", heading=f"Timing, {dtype}")
+        add("same-bytes", f"Fraction of a copy of the same bytes, {dtype} (GB/s over the line `{SAME_BYTES_COPY}`)",
+            f"Fraction of a copy of the same bytes (each row's GB/s over the line `{SAME_BYTES_COPY}`):",
+            as_formatted=True)
+        add("ms", "", "Median ± IQR, milliseconds:", in_terminal=False)
+        add("host", f"Host time per call, {dtype}: microseconds (h = at least the measured time)",
+            f"Host time per call, microseconds (calls under {HOST_CHECK_BELOW_MS:g} ms; `h`: at least the measured "
+            "time):", as_formatted=True,
+            in_terminal=any(t.host_bound for t in result.timings if t.dtype == dtype))
+        add("speedup", "", "Speedup over torch:eager:", in_terminal=False)
+        add("graph", f"CUDA-graph replay, {dtype}: median ms (events median)",
+            "CUDA-graph replay median, ms (the events' median in brackets): what is left once Python and launch "
+            "overhead are gone.")
+        add("profiler", f"torch.profiler kernel ms / events ms, {dtype}",
+            "torch.profiler kernel time / event median, ms; DISAGREE marks kernel time the events did not see.")
+    return out
+
+
+def print_terminal(result: OpResult, show_inductor: bool = False) -> None:
+    for s in sections(result, show_inductor=show_inductor):
+        if not s.shown(markdown=False):
+            continue
+        if s.level == 1:
+            print(f"\n== {s.title}")
+        elif s.headers:
+            print(f"\n{s.title}\n{s.table('simple')}")
+        elif s.code:
+            print(f"\n{s.title}\n{s.code}")
+        elif s.title:
+            print(s.title)
+
+
+def markdown(result: OpResult, files: dict[str, str]) -> str:
+    parts = []
+    for s in sections(result, files["command"], files.get("plot")):
+        if s.shown(markdown=True):
+            parts += [p for p in ("#" * s.level + " " + s.heading if s.heading else "", s.prose) if p]
+            if s.headers:
+                parts.append(s.table("github"))
+    return "\n\n".join(parts) + "\n"
 
 
 def to_json(result: OpResult, command: str) -> dict:
