@@ -6,7 +6,7 @@ rows, without running them), schedule (what a row is put through), runner (the p
 results (what a run produces and the report reads), worker (the process that runs one row), isolate (worker
 processes), check (the judge: reference and comparison), layouts (non-contiguous inputs), timing (events + L2 flush),
 accounting (kernels launched, plausible speeds), sanitize (compute-sanitizer), build (CUDA via load_inline), count
-(lines of code), capture (torch.compile output), report (tables and files), summary (results/README.md, across ops
-and GPUs), cli (``python -m compare``), scaffold (``compare new``), validate (input checks that rows use), env
-(paths, machine).
+(lines of code), capture (torch.compile output), report (tables and files), paths (where results go without --out),
+summary (results/README.md, across ops and GPUs), cli (``python -m compare``), scaffold (``compare new``), validate
+(input checks that rows use), env (paths, machine).
 """

@@ -184,7 +184,7 @@ def run(parser: argparse.ArgumentParser, args: argparse.Namespace, argv: list[st
         return sanitize.main(chosen, {op.name: rows[op.name][0] for op in chosen}, dtypes=args.dtypes,
                              sizes=args.sizes, out=args.out, seed=args.seed, timeout_s=args.row_timeout)
 
-    from . import report, runner
+    from . import paths, report, runner
 
     if not env.has_gpu():
         print("\n".join(cpu_run_notes(args, ops, rows)) + "\n", flush=True)
@@ -192,7 +192,7 @@ def run(parser: argparse.ArgumentParser, args: argparse.Namespace, argv: list[st
                              seed=args.seed, time=not args.no_time, capture=not args.no_capture,
                              isolate=not args.in_process, row_timeout_s=args.row_timeout, graph=args.graph,
                              profile_check=args.profile_check)
-    # A run of some rows, dtypes or sizes only must not replace the op's full results (see report.default_out_dir).
+    # A run of some rows, dtypes or sizes only must not replace the op's full results (see paths.default_out_dir).
     filtered_by = [f"--{name}" for name in ("impls", "dtypes", "sizes") if getattr(args, name)]
     failed = []
     for op in ops:
@@ -208,7 +208,7 @@ def run(parser: argparse.ArgumentParser, args: argparse.Namespace, argv: list[st
             return 2
         report.print_terminal(result, show_inductor=args.show == "inductor")
         if args.out is None:
-            out_dir, why = report.default_out_dir_and_reason(args.quick, op.name, filtered_by)
+            out_dir, why = paths.default_out_dir_and_reason(args.quick, op.name, filtered_by)
         else:
             out_dir, why = Path(args.out), ""
         written = report.write_files(result, out_dir, command)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from compare import cli, discover, env, report
+from compare import cli, discover, env, paths
 
 NO_GPU = pytest.mark.skipif(torch.cuda.is_available(), reason="exercises the no-GPU path")
 
@@ -83,16 +83,16 @@ def test_unmatched_pattern_stops_the_run_before_any_work():
 def test_filtered_and_quick_runs_go_beside_the_full_results(tmp_path, monkeypatch):
     monkeypatch.setattr(env, "ROOT", tmp_path)
     full = tmp_path / "results" / env.gpu_slug()
-    assert report.default_out_dir_and_reason(False, "gelu") == (full, "")
+    assert paths.default_out_dir_and_reason(False, "gelu") == (full, "")
     for filters in (["--impls"], ["--dtypes"], ["--sizes"], ["--impls", "--dtypes"]):
-        where, why = report.default_out_dir_and_reason(False, "gelu", filters)
+        where, why = paths.default_out_dir_and_reason(False, "gelu", filters)
         assert where == full / "partial"
         assert all(f in why for f in filters) and f"results/{env.gpu_slug()}/" in why
-    assert report.default_out_dir(True, "gelu", ["--impls"]) == full / "quick"  # --quick keeps its folder
+    assert paths.default_out_dir(True, "gelu", ["--impls"]) == full / "quick"  # --quick keeps its folder
     # Another host's partial results are not overwritten either.
     (full / "partial").mkdir(parents=True)
     (full / "partial" / "gelu.json").write_text(json.dumps({"env": {"host": "some-other-host"}}))
-    where, why = report.default_out_dir_and_reason(False, "gelu", ["--impls"])
+    where, why = paths.default_out_dir_and_reason(False, "gelu", ["--impls"])
     assert where.parent == full / "partial" and "some-other-host" in why
 
 

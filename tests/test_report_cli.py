@@ -5,7 +5,7 @@ import sys
 import pytest
 import torch
 
-from compare import cli, discover, env, report, runner
+from compare import cli, discover, env, paths, report, runner
 
 
 @pytest.fixture(scope="module")
@@ -93,11 +93,11 @@ def test_no_gpu_run_exits_cleanly_and_marks_gpu_rows(tmp_path):
 def test_results_of_another_host_are_not_overwritten(tmp_path, monkeypatch):
     monkeypatch.setattr(env, "ROOT", tmp_path)
     base = tmp_path / "results" / env.gpu_slug()
-    assert report.default_out_dir(False, "gelu") == base
+    assert paths.default_out_dir(False, "gelu") == base
     base.mkdir(parents=True)
     (base / "gelu.json").write_text(json.dumps({"env": {"host": env.describe_host()}}))
-    assert report.default_out_dir(False, "gelu") == base
+    assert paths.default_out_dir(False, "gelu") == base
     (base / "gelu.json").write_text(json.dumps({"env": {"host": "some-other-host"}}))
-    other = report.default_out_dir(False, "gelu")
+    other = paths.default_out_dir(False, "gelu")
     assert other.parent == base and other.name != "gelu"
-    assert report.default_out_dir(True, "gelu") == base / "quick"
+    assert paths.default_out_dir(True, "gelu") == base / "quick"
