@@ -9,29 +9,34 @@
 //
 // Steps (each one a row, cuda:<name>; measured figures: results/<gpu>/softmax.md):
 //   v1 naive    one block per row, shared-memory tree reductions, three passes over the row in HBM
-//   v2 fast     the row read once where it fits in registers (a warp per short row, a block per longer one), an
-//               online max-and-sum pass for longer rows, several blocks per row when rows are too few to fill the GPU
+//   v2 warp     + rows of up to 256 16-byte packets (N <= 1024 fp32, 2048 fp16/bf16): one warp per row, the row
+//               held in registers, shuffle reductions: one pass
+//   v3 block    + rows of up to 8192 packets (N <= 32768 fp32, 65536 fp16/bf16): one block per row, the row held in
+//               registers across the block: one pass
+//   v4 online   + longer rows: running max and rescaled sum in one pass (Milakov & Gimelshein), then a pass to write
+//   v5 split    + longer rows too few to fill the GPU: several blocks per row, a kernel for per-slice (max, sum) and
+//               one that merges them and writes
 //
-// The kernels inside cuda:fast, picked by the row's length in packets and by M:
-//   warp      rows of up to 256 16-byte packets (N <= 1024 fp32, 2048 fp16/bf16): one warp per row, the row held
-//             in registers, shuffle reductions: one pass
-//   block     rows of up to 8192 packets (N <= 32768 fp32, 65536 fp16/bf16): one block per row, the row held in
-//             registers across the block: one pass
-//   online    longer rows, enough of them to fill the GPU: running max and rescaled sum in one pass (Milakov &
-//             Gimelshein), then a pass to write
-//   split     longer rows, too few to fill the GPU: several blocks per row, a kernel for per-slice (max, sum) and
-//             one that merges them and writes
+// Each step adds a path for the rows it is good at and hands every other shape to the step before (its launcher's
+// first line), so every row runs every shape, and the ladder at a shape shows what each step bought there.
 // Short rows stay well below copy bandwidth, as does a copy of the same bytes there: too little work per launch to
 // fill the GPU (measured: results/nvidia-h200/softmax.md).
 #include "lab.h"
 
+// One launcher per step, each for a row-major (rows, cols) x and y on `stream`.
 cudaError_t launch_softmax_naive(lab::DType dtype, const void* x, void* y, int64_t rows, int64_t cols,
                                  cudaStream_t stream);
-// How many blocks cuda:fast gives each row: more than 1 only where it takes v5, whose two kernels pass a (max, sum)
-// pair per row slice through `workspace` (rows · splits float2, allocated by the caller).
-int64_t softmax_fast_splits(lab::DType dtype, int64_t rows, int64_t cols);
-cudaError_t launch_softmax_fast(lab::DType dtype, const void* x, void* y, int64_t rows, int64_t cols,
-                                void* workspace, cudaStream_t stream);
+cudaError_t launch_softmax_warp(lab::DType dtype, const void* x, void* y, int64_t rows, int64_t cols,
+                                cudaStream_t stream);
+cudaError_t launch_softmax_block(lab::DType dtype, const void* x, void* y, int64_t rows, int64_t cols,
+                                 cudaStream_t stream);
+cudaError_t launch_softmax_online(lab::DType dtype, const void* x, void* y, int64_t rows, int64_t cols,
+                                  cudaStream_t stream);
+// How many blocks cuda:split gives each row: more than 1 only where it takes v5's own path, whose two kernels pass a
+// (max, sum) pair per row slice through `workspace` (rows · splits float2, allocated by the caller).
+int64_t softmax_split_count(lab::DType dtype, int64_t rows, int64_t cols);
+cudaError_t launch_softmax_split(lab::DType dtype, const void* x, void* y, int64_t rows, int64_t cols,
+                                 void* workspace, cudaStream_t stream);
 
 #ifdef __CUDACC__
 #include <climits>
@@ -43,6 +48,30 @@ cudaError_t launch_softmax_fast(lab::DType dtype, const void* x, void* y, int64_
 // works; at any realistic M the grid covers all rows and the loop runs once.
 inline unsigned int row_blocks(int64_t blocks) {
   return static_cast<unsigned int>(blocks < INT_MAX ? blocks : INT_MAX);
+}
+
+// One call, typed: what every step's launcher gets. `vec`: every row starts 16-byte aligned (both base pointers are
+// and N is a multiple of the packet), so v2-v5 may read and write whole packets.
+template <typename T>
+struct SoftmaxCall {
+  const T* x;
+  T* y;
+  int64_t rows, cols;
+  bool vec;
+  cudaStream_t stream;
+
+  int64_t packets() const { return (cols + lab::Packet<T>::kSize - 1) / lab::Packet<T>::kSize; }  // per row
+};
+
+// The extern launchers' common half: the dtype's instantiation and the call, then `step` (a step's launcher).
+template <typename Step>
+cudaError_t dispatch_softmax(lab::DType dtype, const void* x, void* y, int64_t rows, int64_t cols,
+                             cudaStream_t stream, Step step) {
+  return lab::dispatch_float_types(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const bool vec = lab::is_aligned16(x) && lab::is_aligned16(y) && cols % lab::Packet<T>::kSize == 0;
+    return step(SoftmaxCall<T>{static_cast<const T*>(x), static_cast<T*>(y), rows, cols, vec, stream});
+  });
 }
 
 // ---- v1 naive: one block per row, shared-memory tree reductions, three passes. ---------------------------------
@@ -82,14 +111,15 @@ __global__ void softmax_naive_kernel(const T* __restrict__ x, T* __restrict__ y,
   }
 }
 
+template <typename T>
+cudaError_t run_naive(const SoftmaxCall<T>& c) {
+  softmax_naive_kernel<T><<<row_blocks(c.rows), kNaiveThreads, 0, c.stream>>>(c.x, c.y, c.rows, c.cols);
+  return cudaGetLastError();
+}
+
 cudaError_t launch_softmax_naive(lab::DType dtype, const void* x, void* y, int64_t rows, int64_t cols,
                                  cudaStream_t stream) {
-  return lab::dispatch_float_types(dtype, [&](auto tag) {
-    using T = decltype(tag);
-    softmax_naive_kernel<T><<<row_blocks(rows), kNaiveThreads, 0, stream>>>(static_cast<const T*>(x),
-                                                                            static_cast<T*>(y), rows, cols);
-    return cudaGetLastError();
-  });
+  return dispatch_softmax(dtype, x, y, rows, cols, stream, [](const auto& c) { return run_naive(c); });
 }
 
 // ---- Shared by v2-v5: a thread's share of a row, cached in registers in its storage type. ---------------------
@@ -265,6 +295,37 @@ __global__ void __launch_bounds__(32 * kWarpRowsPerBlock, 8) softmax_warp_kernel
     softmax_cached_row<WarpGroup, kPacks>(x + row * cols, y + row * cols, cols, vec);
 }
 
+// Calls body(std::integral_constant<int, K>{}) with K the smallest power of two >= needed, starting from kFirst and
+// capped at kLast (the caller makes sure kLast suffices). One kernel instantiation per K: the register cache
+// must have a compile-time size.
+template <int kFirst, int kLast, typename Body>
+cudaError_t with_packs(int64_t needed, Body&& body) {
+  if constexpr (kFirst < kLast) {
+    if (needed > kFirst) return with_packs<kFirst * 2, kLast>(needed, body);
+  }
+  return body(std::integral_constant<int, kFirst>{});
+}
+
+constexpr int64_t kWarpMaxPackets = 32 * kCachedPacks;
+
+// The warp kernel with the smallest cache that holds the row; longer rows go to v1.
+template <typename T>
+cudaError_t run_warp(const SoftmaxCall<T>& c) {
+  if (c.packets() > kWarpMaxPackets) return run_naive(c);
+  return with_packs<1, kCachedPacks>((c.packets() + 31) / 32, [&](auto packs) {
+    constexpr int kPacks = decltype(packs)::value;
+    const dim3 block(32, kWarpRowsPerBlock);
+    const unsigned int grid = row_blocks((c.rows + kWarpRowsPerBlock - 1) / kWarpRowsPerBlock);
+    softmax_warp_kernel<T, kPacks><<<grid, block, 0, c.stream>>>(c.x, c.y, c.rows, static_cast<int>(c.cols), c.vec);
+    return cudaGetLastError();
+  });
+}
+
+cudaError_t launch_softmax_warp(lab::DType dtype, const void* x, void* y, int64_t rows, int64_t cols,
+                                cudaStream_t stream) {
+  return dispatch_softmax(dtype, x, y, rows, cols, stream, [](const auto& c) { return run_warp(c); });
+}
+
 // ---- v3 block: one block per row for rows of up to 1024 · 8 packets, the row in registers across the block. -----
 // Same single read as v2 for rows too long for one warp: the two reductions go warp shuffles -> 32 values in shared
 // memory -> warp shuffles (lab::block_reduce_*), two __syncthreads each instead of v1's ten. Each thread caches 8
@@ -282,6 +343,25 @@ __global__ void __launch_bounds__(kMaxBlockThreads) softmax_block_kernel(const T
     softmax_cached_row<BlockGroup, kCachedPacks>(x + row * cols, y + row * cols, cols, vec);
 }
 
+constexpr int64_t kBlockMaxPackets = int64_t{kMaxBlockThreads} * kCachedPacks;
+
+// Rows longer than a warp holds and short enough for a block: kCachedPacks packets per thread, as few threads as
+// that allows (a multiple of 32). Every other row goes to v2 (which sends the longest to v1).
+template <typename T>
+cudaError_t run_block(const SoftmaxCall<T>& c) {
+  const int64_t packets = c.packets();
+  if (packets <= kWarpMaxPackets || packets > kBlockMaxPackets) return run_warp(c);
+  const int threads = static_cast<int>(((packets + kCachedPacks - 1) / kCachedPacks + 31) / 32 * 32);
+  softmax_block_kernel<T><<<row_blocks(c.rows), threads, 0, c.stream>>>(c.x, c.y, c.rows, static_cast<int>(c.cols),
+                                                                        c.vec);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_softmax_block(lab::DType dtype, const void* x, void* y, int64_t rows, int64_t cols,
+                                 cudaStream_t stream) {
+  return dispatch_softmax(dtype, x, y, rows, cols, stream, [](const auto& c) { return run_block(c); });
+}
+
 // ---- v4 online: rows too long for registers; one pass for max and sum together, one to write. --------------------
 // Versus a v1-style max pass + sum pass: each thread keeps a running max m and a sum s of exp(x - m); when a new
 // step raises the max, s is rescaled by exp(m_old - m_new) (Milakov & Gimelshein 2018, "Online normalizer
@@ -291,8 +371,8 @@ __global__ void __launch_bounds__(kMaxBlockThreads) softmax_block_kernel(const T
 // Hazard: while a thread has seen only -inf, m_new = -inf and exp(m - m_new) = exp(-inf + inf) = NaN, so such a
 // step is skipped (s stays 0, or becomes NaN if the step held a NaN, which fmaxf left out of the max). Likewise when
 // merging threads, a thread with m = -inf contributes its s as it is: 0, or the NaN that makes the row NaN.
-// Limit: one block per row, so with fewer rows than SMs most of the GPU would idle; the launcher sends such rows to
-// v5 instead.
+// Limit: one block per row, so with fewer rows than SMs most of the GPU idles; v5 sends such rows to its split
+// kernels instead.
 constexpr int kOnlineThreads = 1024;
 constexpr int kOnlineUnroll = 4;
 
@@ -324,6 +404,19 @@ __global__ void __launch_bounds__(kOnlineThreads) softmax_online_kernel(const T*
       r.store(y + row * cols + start, threadIdx.x, kOnlineThreads, left, vec, row_max, inv_sum);
     }
   }
+}
+
+// Rows too long for a block to hold; shorter rows go to v3 (and from there to v2 and v1).
+template <typename T>
+cudaError_t run_online(const SoftmaxCall<T>& c) {
+  if (c.packets() <= kBlockMaxPackets) return run_block(c);
+  softmax_online_kernel<T><<<row_blocks(c.rows), kOnlineThreads, 0, c.stream>>>(c.x, c.y, c.rows, c.cols, c.vec);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_softmax_online(lab::DType dtype, const void* x, void* y, int64_t rows, int64_t cols,
+                                  cudaStream_t stream) {
+  return dispatch_softmax(dtype, x, y, rows, cols, stream, [](const auto& c) { return run_online(c); });
 }
 
 // ---- v5 split: rows too long for one block's registers and too few for v4 to fill the GPU (M = 32, N = 256K). ----
@@ -384,64 +477,35 @@ __global__ void __launch_bounds__(kSplitThreads) softmax_split_write_kernel(cons
   }
 }
 
-// Calls body(std::integral_constant<int, K>{}) with K the smallest power of two >= needed, starting from kFirst and
-// capped at kLast (the caller makes sure kLast suffices). One kernel instantiation per K: the register cache
-// must have a compile-time size. (v2 only: a short row in one warp wants the smallest cache that holds it.)
-template <int kFirst, int kLast, typename Body>
-cudaError_t with_packs(int64_t needed, Body&& body) {
-  if constexpr (kFirst < kLast) {
-    if (needed > kFirst) return with_packs<kFirst * 2, kLast>(needed, body);
-  }
-  return body(std::integral_constant<int, kFirst>{});
-}
-
 constexpr int packet_size(lab::DType dtype) { return dtype == lab::DType::f32 ? 4 : 8; }
 
-int64_t softmax_fast_splits(lab::DType dtype, int64_t rows, int64_t cols) {
+int64_t softmax_split_count(lab::DType dtype, int64_t rows, int64_t cols) {
   const int64_t packets = (cols + packet_size(dtype) - 1) / packet_size(dtype);
-  if (packets <= int64_t{kMaxBlockThreads} * kCachedPacks) return 1;  // v2 or v3
+  if (packets <= kBlockMaxPackets) return 1;  // v2 or v3 hold the row
   const int sms = lab::sm_count();
   if (rows >= 2 * int64_t{sms}) return 1;  // v4: at least two rows per SM
   const int64_t slice_packets = int64_t{kSplitThreads} * kCachedPacks;
-  return (packets + slice_packets - 1) / slice_packets;  // v5
+  return (packets + slice_packets - 1) / slice_packets;
 }
 
-cudaError_t launch_softmax_fast(lab::DType dtype, const void* x, void* y, int64_t rows, int64_t cols,
-                                void* workspace, cudaStream_t stream) {
-  const int64_t splits = softmax_fast_splits(dtype, rows, cols);
-  return lab::dispatch_float_types(dtype, [&](auto tag) {
-    using T = decltype(tag);
-    constexpr int kVec = lab::Packet<T>::kSize;
-    const T* xt = static_cast<const T*>(x);
-    T* yt = static_cast<T*>(y);
-    const bool vec = lab::is_aligned16(x) && lab::is_aligned16(y) && cols % kVec == 0;
-    const int64_t packets = (cols + kVec - 1) / kVec;
-    if (packets <= 32 * kCachedPacks) {  // v2
-      return with_packs<1, kCachedPacks>((packets + 31) / 32, [&](auto packs) {
-        constexpr int kPacks = decltype(packs)::value;
-        const dim3 block(32, kWarpRowsPerBlock);
-        const unsigned int grid = row_blocks((rows + kWarpRowsPerBlock - 1) / kWarpRowsPerBlock);
-        softmax_warp_kernel<T, kPacks><<<grid, block, 0, stream>>>(xt, yt, rows, static_cast<int>(cols), vec);
-        return cudaGetLastError();
-      });
-    }
-    if (packets <= kMaxBlockThreads * kCachedPacks) {  // v3: kCachedPacks packets per thread, fewest threads
-      const int threads = static_cast<int>(((packets + kCachedPacks - 1) / kCachedPacks + 31) / 32 * 32);
-      softmax_block_kernel<T><<<row_blocks(rows), threads, 0, stream>>>(xt, yt, rows, static_cast<int>(cols), vec);
-      return cudaGetLastError();
-    }
-    if (splits == 1) {
-      softmax_online_kernel<T><<<row_blocks(rows), kOnlineThreads, 0, stream>>>(xt, yt, rows, cols, vec);  // v4
-      return cudaGetLastError();
-    }
-    float2* stats = static_cast<float2*>(workspace);  // v5
-    softmax_split_stats_kernel<T><<<row_blocks(rows * splits), kSplitThreads, 0, stream>>>(xt, stats, rows, cols,
-                                                                                          splits, vec);
-    if (cudaError_t err = cudaGetLastError(); err != cudaSuccess) return err;
-    softmax_split_write_kernel<T><<<row_blocks(rows * splits), kSplitThreads, 0, stream>>>(xt, yt, stats, rows,
-                                                                                          cols, splits, vec);
-    return cudaGetLastError();
-  });
+// Long rows too few to fill the GPU, `splits` (softmax_split_count) blocks each; every other shape goes to v4.
+template <typename T>
+cudaError_t run_split(const SoftmaxCall<T>& c, float2* stats, int64_t splits) {
+  if (splits == 1) return run_online(c);
+  const unsigned int grid = row_blocks(c.rows * splits);
+  softmax_split_stats_kernel<T><<<grid, kSplitThreads, 0, c.stream>>>(c.x, stats, c.rows, c.cols, splits, c.vec);
+  if (cudaError_t err = cudaGetLastError(); err != cudaSuccess) return err;
+  softmax_split_write_kernel<T><<<grid, kSplitThreads, 0, c.stream>>>(c.x, c.y, stats, c.rows, c.cols, splits,
+                                                                      c.vec);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_softmax_split(lab::DType dtype, const void* x, void* y, int64_t rows, int64_t cols,
+                                 void* workspace, cudaStream_t stream) {
+  const int64_t splits = softmax_split_count(dtype, rows, cols);
+  float2* stats = static_cast<float2*>(workspace);
+  return dispatch_softmax(dtype, x, y, rows, cols, stream,
+                          [&](const auto& c) { return run_split(c, stats, splits); });
 }
 
 #else  // host half: the torch binding
@@ -462,32 +526,46 @@ at::Tensor softmax_rows(const at::Tensor& x, const char* impl, Launch launch) {
   return y;
 }
 
-at::Tensor softmax_naive(const at::Tensor& x) {
-  return softmax_rows(x, "naive", [](lab::DType dtype, const at::Tensor& x, at::Tensor& y) {
-    return launch_softmax_naive(dtype, x.const_data_ptr(), y.mutable_data_ptr(), x.size(0), x.size(1),
-                                lab::current_stream());
+// Rows v1-v4: the launcher takes the tensors as they are.
+using SoftmaxLaunch = cudaError_t (*)(lab::DType, const void*, void*, int64_t, int64_t, cudaStream_t);
+
+at::Tensor softmax_step(const at::Tensor& x, const char* impl, SoftmaxLaunch launch) {
+  return softmax_rows(x, impl, [launch](lab::DType dtype, const at::Tensor& x, at::Tensor& y) {
+    return launch(dtype, x.const_data_ptr(), y.mutable_data_ptr(), x.size(0), x.size(1), lab::current_stream());
   });
 }
 
-at::Tensor softmax_fast(const at::Tensor& x) {
-  return softmax_rows(x, "fast", [](lab::DType dtype, const at::Tensor& x, at::Tensor& y) {
+at::Tensor softmax_naive(const at::Tensor& x) { return softmax_step(x, "naive", launch_softmax_naive); }
+at::Tensor softmax_warp(const at::Tensor& x) { return softmax_step(x, "warp", launch_softmax_warp); }
+at::Tensor softmax_block(const at::Tensor& x) { return softmax_step(x, "block", launch_softmax_block); }
+at::Tensor softmax_online(const at::Tensor& x) { return softmax_step(x, "online", launch_softmax_online); }
+
+// v5 also allocates its split kernels' (max, sum) per row slice, where it takes them.
+at::Tensor softmax_split(const at::Tensor& x) {
+  return softmax_rows(x, "split", [](lab::DType dtype, const at::Tensor& x, at::Tensor& y) {
     const int64_t rows = x.size(0), cols = x.size(1);
-    const int64_t splits = softmax_fast_splits(dtype, rows, cols);
-    at::Tensor stats;  // v5's (max, sum) per row slice
+    const int64_t splits = softmax_split_count(dtype, rows, cols);
+    at::Tensor stats;
     if (splits > 1) stats = at::empty({rows * splits * 2}, x.options().dtype(at::kFloat));
-    return launch_softmax_fast(dtype, x.const_data_ptr(), y.mutable_data_ptr(), rows, cols,
-                               stats.defined() ? stats.mutable_data_ptr() : nullptr, lab::current_stream());
+    return launch_softmax_split(dtype, x.const_data_ptr(), y.mutable_data_ptr(), rows, cols,
+                                stats.defined() ? stats.mutable_data_ptr() : nullptr, lab::current_stream());
   });
 }
 
 TORCH_LIBRARY(lab_softmax, m) {
   m.def("naive(Tensor x) -> Tensor");
-  m.def("fast(Tensor x) -> Tensor");
+  m.def("warp(Tensor x) -> Tensor");
+  m.def("block(Tensor x) -> Tensor");
+  m.def("online(Tensor x) -> Tensor");
+  m.def("split(Tensor x) -> Tensor");
 }
 
 TORCH_LIBRARY_IMPL(lab_softmax, CUDA, m) {
   m.impl("naive", &softmax_naive);
-  m.impl("fast", &softmax_fast);
+  m.impl("warp", &softmax_warp);
+  m.impl("block", &softmax_block);
+  m.impl("online", &softmax_online);
+  m.impl("split", &softmax_split);
 }
 
 #endif

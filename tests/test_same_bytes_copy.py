@@ -27,11 +27,11 @@ def gbps(nbytes, median_ms):
 def memory_result():
     """Softmax-like: at the small shape the copy itself reaches a third of the peak and the rows less."""
     r = results.OpResult("softmax", "row softmax", "memory", dict(ENV), ceilings=results.Ceilings(copy_gbps=4000.0))
-    r.timings = [timed("cuda:fast", SMALL, 0.008, SMALL_BYTES), timed("cuda:fast", LARGE, 0.28, LARGE_BYTES),
+    r.timings = [timed("cuda:split", SMALL, 0.008, SMALL_BYTES), timed("cuda:split", LARGE, 0.28, LARGE_BYTES),
                  timed("torch:eager", SMALL, 0.012, SMALL_BYTES), timed("torch:eager", LARGE, 0.35, LARGE_BYTES)]
     r.same_bytes_copies = [timed(timing.SAME_BYTES_COPY, SMALL, 0.006, SMALL_BYTES),
                            timed(timing.SAME_BYTES_COPY, LARGE, 0.27, LARGE_BYTES)]
-    r.rows = [results.RowStatus("cuda:fast", "ok"), results.RowStatus("torch:eager", "ok")]
+    r.rows = [results.RowStatus("cuda:split", "ok"), results.RowStatus("torch:eager", "ok")]
     runner.relate_to_ceilings(r)
     return r
 
@@ -50,7 +50,7 @@ def md_table_after(md: str, heading: str) -> dict[str, list[str]]:
 
 
 def test_each_row_gets_its_fraction_of_the_same_bytes_copy_and_keeps_its_fraction_of_the_peak(memory_result):
-    fast_small = next(t for t in memory_result.timings if (t.impl, t.shape) == ("cuda:fast", SMALL))
+    fast_small = next(t for t in memory_result.timings if (t.impl, t.shape) == ("cuda:split", SMALL))
     assert fast_small.fraction_of_same_bytes_copy == pytest.approx(0.006 / 0.008)
     assert fast_small.fraction_of_ceiling == pytest.approx(gbps(SMALL_BYTES, 0.008) / 4000)
     assert fast_small.ceiling == "copy bandwidth"
@@ -64,9 +64,9 @@ def test_md_has_the_copy_line_and_the_fraction_table(memory_result):
     rates = md_table_after(md, "## Timing, float32")
     assert rates[timing.SAME_BYTES_COPY] == [f"{gbps(SMALL_BYTES, 0.006):.0f} (0.35)",
                                              f"{gbps(LARGE_BYTES, 0.27):.0f} (0.99)"]
-    assert rates["cuda:fast"] == [f"{gbps(SMALL_BYTES, 0.008):.0f} (0.26)", f"{gbps(LARGE_BYTES, 0.28):.0f} (0.96)"]
+    assert rates["cuda:split"] == [f"{gbps(SMALL_BYTES, 0.008):.0f} (0.26)", f"{gbps(LARGE_BYTES, 0.28):.0f} (0.96)"]
     fractions = md_table_after(md, "Fraction of a copy of the same bytes")
-    assert fractions == {"cuda:fast": ["0.75", "0.96"], "torch:eager": ["0.50", "0.77"]}
+    assert fractions == {"cuda:split": ["0.75", "0.96"], "torch:eager": ["0.50", "0.77"]}
     assert timing.SAME_BYTES_COPY in md_table_after(md, "Median ± IQR")
     assert timing.SAME_BYTES_COPY not in md_table_after(md, "Speedup over torch:eager")
     assert timing.SAME_BYTES_COPY not in md_table_after(md, "## Rows")
@@ -76,7 +76,7 @@ def test_md_has_the_copy_line_and_the_fraction_table(memory_result):
 
 def test_csv_carries_the_per_shape_copy_as_columns_not_as_an_implementation(memory_result):
     lines = list(csv.DictReader(io.StringIO(report.to_csv(memory_result))))
-    assert {line["impl"] for line in lines} == {"cuda:fast", "torch:eager"}
+    assert {line["impl"] for line in lines} == {"cuda:split", "torch:eager"}
     eager_large = next(line for line in lines if (line["impl"], line["shape"]) == ("torch:eager", LARGE))
     assert float(eager_large["same_bytes_copy_gbps"]) == pytest.approx(gbps(LARGE_BYTES, 0.27))
     assert float(eager_large["fraction_of_same_bytes_copy"]) == pytest.approx(0.27 / 0.35)
@@ -92,7 +92,7 @@ def test_json_puts_the_per_shape_copies_next_to_the_copy_bandwidth(memory_result
     assert by_shape[SMALL]["bytes"] == SMALL_BYTES and by_shape[SMALL]["dtype"] == "float32"
     assert "flops" not in by_shape[SMALL]  # fields with no meaning for a copy are left out
     assert "dst.copy_(src)" in ceilings["same_bytes_copy_method"]
-    assert {t["impl"] for t in data["timings"]} == {"cuda:fast", "torch:eager"}
+    assert {t["impl"] for t in data["timings"]} == {"cuda:split", "torch:eager"}
     assert all(t["fraction_of_same_bytes_copy"] for t in data["timings"])
     assert memory_result.failed_rows() == []
 

@@ -2,8 +2,13 @@
 
 Steps (each one a row, triton:<name>; measured figures: results/<gpu>/softmax.md):
   v1 basic    the Triton tutorial's kernel: one row per program, the whole row in one block (N <= 64K)
-  v2 tuned    short rows several to a program with autotuned warps; longer rows by an online kernel, or split
-              across programs when rows are too few to fill the GPU
+  v2 tiled    + rows of up to 32K: a tile of at least 8 KB per program (several short rows), warps autotuned
+  v3 online   + longer rows, any length: running max and rescaled sum in one pass, then a pass to write
+  v4 tuned    + longer rows too few to fill the GPU: split across programs, a kernel for per-slice (max, sum)
+              and one that merges them and writes
+
+As in cuda_src/softmax.cu, each step takes the rows it adds a path for and hands every other shape to the step
+before, so each row runs every shape the one before it runs (triton:tiled, like triton:basic, refuses N > 64K).
 
 In Triton a reduction is one call, tl.max(x, axis) or tl.sum(x, axis): the compiler emits the warp shuffles and the
 shared-memory exchange between warps that cuda_src/softmax.cu writes by hand. What we still choose is how much of
@@ -52,7 +57,7 @@ def basic(x: torch.Tensor) -> torch.Tensor:
     return y
 
 
-# ---- tuned: the tile and warps chosen from N and the element size, and two kernels for rows too long to hold. ------
+# ---- tiled: the tile and warps chosen from N and the element size. --------------------------------------------------
 # Every program holds its rows whole in registers, widened to fp32 whatever the input dtype, so what a program
 # can hold is counted in values per thread, and what keeps HBM busy is counted in bytes. Two rules:
 # - A tile of at least TILE_BYTES (8 KB): short rows (up to 2048 fp32 or 4096 fp16/bf16 elements) go several to a
@@ -66,9 +71,9 @@ def basic(x: torch.Tensor) -> torch.Tensor:
 #   at N = 16K (16 warps where 32 had been faster). Measured: results/nvidia-h200/softmax.md.
 # At equal values per thread an fp16 program keeps half the bytes of an fp32 one in flight: Triton widens on load
 # and keeps the fp32 values (then their exponentials) live, where CUDA's v2-v5 keep 16-bit packets as loaded.
+# Longer rows go to basic (which refuses N > 64K): triton:online adds the path for them.
 MAX_CACHED_COLS = 32768
 TILE_BYTES = 8192
-VALUES_PER_THREAD = 32  # the split kernels' warps (below): 32 values per thread per slice
 
 
 def _warps_worth_trying(configs, named_args, **kwargs):
@@ -94,6 +99,20 @@ def softmax_rows_kernel(x_ptr, y_ptr, n_rows, n_cols, ROWS: tl.constexpr, BLOCK:
     tl.store(y_ptr + offsets, y.to(y_ptr.dtype.element_ty), mask=col_ok & (rows < n_rows)[:, None])
 
 
+@variant("tiled")
+def tiled(x: torch.Tensor) -> torch.Tensor:
+    check_inputs("softmax", ("x", x), ndim=2)
+    n_rows, n_cols = x.shape
+    if n_cols > MAX_CACHED_COLS or x.numel() == 0:
+        return basic(x)
+    y = torch.empty_like(x)
+    block = triton.next_power_of_2(n_cols)
+    per_program = max(1, TILE_BYTES // (block * x.element_size()))
+    softmax_rows_kernel[(triton.cdiv(n_rows, per_program),)](x, y, n_rows, n_cols, ROWS=per_program, BLOCK=block)
+    return y
+
+
+# ---- online: rows too long to hold, one pass for max and sum together, one to write. -------------------------------
 # Long rows (N > 32768): the row no longer fits in registers, so the program walks it in BLOCK-wide slices, twice.
 # Pass 1 keeps, per lane, a running max m and a running sum s of exp(x - m) (Milakov & Gimelshein's online
 # softmax): one read gives both, where max-then-sum would need two. Pass 2 reads the row again (perhaps from L2) and
@@ -106,8 +125,8 @@ def softmax_rows_kernel(x_ptr, y_ptr, n_rows, n_cols, ROWS: tl.constexpr, BLOCK:
 # Like CUDA's v4 this is one program per row, and each busy SM holds one program: the slice width alone sets how
 # many bytes are in flight. 8192 over 16 warps is 16 values per thread per slice and twice the bytes of 4096 over
 # 8 warps (a small fraction of copy bandwidth at M = 32, N = 256K fp32 on an H200); wider would need more
-# than 64K registers for m, s and x. It takes long rows only when there are enough of them to fill the GPU (two
-# per SM); fewer take the split kernels below.
+# than 64K registers for m, s and x. With fewer rows than SMs most of the GPU idles: triton:tuned sends such rows
+# to the split kernels below.
 ONLINE_BLOCK = 8192
 ONLINE_WARPS = 16
 LOWEST_F32 = tl.constexpr(-3.4028234663852886e38)
@@ -134,6 +153,18 @@ def softmax_online_kernel(x_ptr, y_ptr, n_cols, BLOCK: tl.constexpr):
         tl.store(y_row + start + cols, (tl.exp(x - row_max) * inv_sum).to(y_ptr.dtype.element_ty), mask=mask)
 
 
+@variant("online")
+def online(x: torch.Tensor) -> torch.Tensor:
+    check_inputs("softmax", ("x", x), ndim=2)
+    n_rows, n_cols = x.shape
+    if n_cols <= MAX_CACHED_COLS or x.numel() == 0:
+        return tiled(x)
+    y = torch.empty_like(x)
+    softmax_online_kernel[(n_rows,)](x, y, n_cols, BLOCK=ONLINE_BLOCK, num_warps=ONLINE_WARPS)
+    return y
+
+
+# ---- tuned: long rows too few to fill the GPU, each split across programs. ------------------------------------------
 # Long rows, few of them (M = 32, N = 256K): one program per row would keep 32 of an H200's 132 SMs busy. Instead
 # each row is cut into slices of SPLIT_BYTES (32 KB), one program per slice. Kernel 1 holds its slice and writes
 # the slice's max and sum of exp(x - max); kernel 2 merges the row's pairs (each sum rescaled by
@@ -147,6 +178,7 @@ def softmax_online_kernel(x_ptr, y_ptr, n_cols, BLOCK: tl.constexpr):
 # as one block.
 SPLIT_BYTES = 32768
 MAX_SPLITS = 1024
+VALUES_PER_THREAD = 32  # the split kernels' warps: 32 values per thread per slice
 
 
 @triton.jit
@@ -190,19 +222,11 @@ def _sm_count(device: torch.device) -> int:
 def tuned(x: torch.Tensor) -> torch.Tensor:
     check_inputs("softmax", ("x", x), ndim=2)
     n_rows, n_cols = x.shape
-    y = torch.empty_like(x)
-    if x.numel() == 0:
-        return y
-    if n_cols <= MAX_CACHED_COLS:
-        block = triton.next_power_of_2(n_cols)
-        rows = max(1, TILE_BYTES // (block * x.element_size()))
-        softmax_rows_kernel[(triton.cdiv(n_rows, rows),)](x, y, n_rows, n_cols, ROWS=rows, BLOCK=block)
-        return y
     block = SPLIT_BYTES // x.element_size()
     splits = triton.cdiv(n_cols, block)
-    if n_rows >= 2 * _sm_count(x.device) or splits > MAX_SPLITS:
-        softmax_online_kernel[(n_rows,)](x, y, n_cols, BLOCK=ONLINE_BLOCK, num_warps=ONLINE_WARPS)
-        return y
+    if n_cols <= MAX_CACHED_COLS or x.numel() == 0 or n_rows >= 2 * _sm_count(x.device) or splits > MAX_SPLITS:
+        return online(x)
+    y = torch.empty_like(x)
     part_max = torch.empty((n_rows, splits), device=x.device, dtype=torch.float32)
     part_sum = torch.empty_like(part_max)
     grid = (splits, n_rows)
