@@ -196,4 +196,7 @@ OP = Op(
     roofline="compute",
     compile_modes=("default", "max-autotune"),
     shape_names=("M", "N", "K"),
+    # 4096³: fp32 for the SIMT steps (v1-v3; the tensor-core rows refuse fp32), bf16 for the tensor-core ones (v4, v5),
+    # where the SIMT steps widen to fp32 and run at their fp32 rate.
+    ladder_cells=[(torch.float32, (4096, 4096, 4096)), (torch.bfloat16, (4096, 4096, 4096))],
 )
