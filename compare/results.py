@@ -117,22 +117,29 @@ class Ceilings:
         return {k: v for k, v in dataclasses.asdict(self).items() if v is not None}
 
 
+@dataclasses.dataclass(kw_only=True)
+class RowRecords:
+    """What rows produce: kept per row (RowOutcome), and over all the op's rows (OpResult.add)."""
+
+    checks: list[CheckResult] = dataclasses.field(default_factory=list)
+    timings: list[Timing] = dataclasses.field(default_factory=list)
+    # A Triton row's kernels; in OpResult also each CUDA row's, from the build of its .cu
+    build: list[KernelBuild] = dataclasses.field(default_factory=list)
+    jit: list[JitRecord] = dataclasses.field(default_factory=list)
+    captures: list[Capture] = dataclasses.field(default_factory=list)
+    kernels: list[KernelAccount] = dataclasses.field(default_factory=list)  # per row and dtype
+
+
 @dataclasses.dataclass
-class RowOutcome:
+class RowOutcome(RowRecords):
     """Everything one implementation's row produced."""
 
     status: RowStatus
-    checks: list[CheckResult] = dataclasses.field(default_factory=list)
-    timings: list[Timing] = dataclasses.field(default_factory=list)
-    jit: list[JitRecord] = dataclasses.field(default_factory=list)
-    resources: list[TritonKernelBuild] = dataclasses.field(default_factory=list)
-    captures: list[Capture] = dataclasses.field(default_factory=list)
-    kernels: list[KernelAccount] = dataclasses.field(default_factory=list)
     seconds: dict[str, float] = dataclasses.field(default_factory=dict)  # wall time per phase: checks, timing, ...
 
 
 @dataclasses.dataclass
-class OpResult:
+class OpResult(RowRecords):
     op: str
     summary: str
     roofline: str
@@ -141,16 +148,16 @@ class OpResult:
     # Memory-bound ops: per timed shape and dtype, a plain copy of the same bytes (timing.same_bytes_copy)
     same_bytes_copies: list[Timing] = dataclasses.field(default_factory=list)
     rows: list[RowStatus] = dataclasses.field(default_factory=list)
-    checks: list[CheckResult] = dataclasses.field(default_factory=list)
-    timings: list[Timing] = dataclasses.field(default_factory=list)
     loc: list[LineCount] = dataclasses.field(default_factory=list)
-    build: list[KernelBuild] = dataclasses.field(default_factory=list)
-    jit: list[JitRecord] = dataclasses.field(default_factory=list)
-    captures: list[Capture] = dataclasses.field(default_factory=list)
-    kernels: list[KernelAccount] = dataclasses.field(default_factory=list)  # per row and dtype
     row_seconds: dict[str, dict[str, float]] = dataclasses.field(default_factory=dict)  # per row, wall time per phase
     seed: int = 0
     isolation: dict = dataclasses.field(default_factory=dict)
+
+    def add(self, row: RowOutcome) -> None:
+        """A row's records, after those of the rows before it."""
+        for field in dataclasses.fields(RowRecords):
+            getattr(self, field.name).extend(getattr(row, field.name))
+        self.row_seconds[row.status.impl] = row.seconds
 
     def failed_rows(self) -> list[RowStatus]:
         return [r for r in self.rows if r.status in FAILED]

@@ -96,16 +96,10 @@ def run_op(op: Op, options: Options, impls: list[discover.Impl] | None = None) -
             outcome = run_row(pool, op, impl, options, timed)
             starts, start_s = starts + pool.starts, start_s + pool.start_s
         status[impl.name] = outcome.status
-        result.row_seconds[impl.name] = outcome.seconds
+        result.add(outcome)
         _say(options, "    " + ", ".join(f"{phase} {seconds:.1f} s" for phase, seconds in outcome.seconds.items()))
         if outcome.status.status != Status.OK:
             _say(options, f"    {outcome.status.status}: {outcome.status.message.splitlines()[0]}")
-        result.checks += outcome.checks
-        result.timings += outcome.timings
-        result.jit += outcome.jit
-        result.build += outcome.resources
-        result.captures += outcome.captures
-        result.kernels += outcome.kernels
     upcoming.close()
     result.isolation = {"enabled": options.isolate, "worker_starts": starts, "worker_start_s": round(start_s, 3),
                         "worker_per_row": True, "next_worker_started_during_the_row_before": True}
@@ -209,7 +203,7 @@ def run_row(pool, op: Op, impl: discover.Impl, options: Options, timed: list) ->
                 first_of_dtype.add(case.dtype)
             if impl.backend == "triton":
                 try:
-                    out.resources = [TritonKernelBuild(**r) for r in _call(pool, impl, "triton_resources")]
+                    out.build = [TritonKernelBuild(**r) for r in _call(pool, impl, "triton_resources")]
                 except RowFailure as failure:  # the report then lacks its registers; the row stands
                     _say(options, f"    registers and shared memory not read: {failure.message.splitlines()[0]}")
         _judge(out)
