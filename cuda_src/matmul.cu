@@ -7,9 +7,10 @@
 //   v4 mma        fp16/bf16 on the tensor cores: ldmatrix + mma.sync, a 4-stage cp.async pipeline
 //   v5 wgmma      Hopper's warpgroup MMA fed by TMA, producer and consumer warpgroups on mbarriers
 //
-// Five steps, each a row of the comparison, in the order of siboehm's SGEMM worklog: each kernel's comment says what
-// it changes against the one before and why that should be faster. Spec: specs/matmul.py. Triton side:
-// triton_src/matmul.py.
+// In the order of siboehm's SGEMM worklog: each kernel's comment says what it changes against the one before and
+// why that should be faster, and v4 and v5 say inside the kernel what each stage of it does. The PTX instructions
+// and the driver call they use are wrapped in one section before v1, so the kernels read as the algorithm. Spec:
+// specs/matmul.py. Triton side: triton_src/matmul.py.
 //
 // At 4096³ a GEMM does ~1400 flops per byte it must move (fp16), so memory bandwidth never limits a good kernel: what
 // limits it is how many operands each loaded byte feeds (data reuse in shared memory and registers) and, on the
@@ -33,6 +34,229 @@ cudaError_t launch_matmul_wgmma(lab::DType dtype, const void* a, const void* b, 
 #include <type_traits>
 
 #include "lab_device.cuh"
+
+// ==== PTX and driver wrappers =====================================================================================
+// Each inline-asm instruction v4 and v5 use, as a function named after it, and the driver call that encodes v5's
+// TMA tensor maps. Nothing here decides tiling or order; the kernels below do. (PTX ISA names in quotes.)
+
+// A shared-memory pointer as the 32-bit address PTX's .shared instructions take.
+__device__ __forceinline__ uint32_t smem_address(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+// ---- cp.async (sm_80+, v4): copies global→shared that bypass registers and complete asynchronously. ---------------
+// 16 bytes global→shared, asynchronously; with valid == false nothing is read and the 16 bytes become zeros.
+__device__ __forceinline__ void cp_async_16(uint32_t dst, const void* src, bool valid) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0)
+               : "memory");
+}
+
+// Closes the group of copies this thread issued since the last commit.
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+
+// Waits until at most kPending of this thread's committed groups are still in flight.
+template <int kPending>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
+}
+
+// ---- ldmatrix and mma.sync (sm_80+, v4): the per-warp tensor-core path. -----------------------------------------
+// Four 8×8 matrices of 16-bit elements from shared memory, in mma's operand layout: lanes 8i..8i+7 give the row
+// addresses of matrix i, and every lane receives one 32-bit register (two elements) of each.
+__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], uint32_t addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr));
+}
+
+// The same, each matrix transposed on the way (rows stored k-major come out as mma's column-major B operand).
+__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], uint32_t addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr));
+}
+
+// d += a·b for one 16×8×16 tile; a: 4 registers of 2 elements (16×16, row-major), b: 2 registers (16×8, k-major).
+template <typename T>
+__device__ __forceinline__ void mma_16816(float (&d)[4], const uint32_t (&a)[4], const uint32_t b0, const uint32_t b1) {
+  if constexpr (std::is_same_v<T, __half>) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  } else {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  }
+}
+
+// ---- mbarrier and TMA (sm_90, v5): barriers in shared memory that count arrivals and bytes. -----------------------
+// A barrier completes a phase when `count` arrivals and every byte announced with expect_tx have come in; a waiter
+// names the phase by its parity (0, 1, 0, ...), so a barrier is reused once per phase with no reset.
+__device__ __forceinline__ void mbarrier_init(uint64_t* bar, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_address(bar)), "r"(count) : "memory");
+}
+
+// One arrival that also announces `bytes` to come from asynchronous copies completing on this barrier.
+__device__ __forceinline__ void mbarrier_expect_bytes(uint64_t* bar, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_address(bar)), "r"(bytes)
+               : "memory");
+}
+
+__device__ __forceinline__ void mbarrier_arrive(uint64_t* bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_address(bar)) : "memory");
+}
+
+// Blocks until the barrier's phase with this parity has completed.
+__device__ __forceinline__ void mbarrier_wait(uint64_t* bar, unsigned parity) {
+  asm volatile(
+      "{\n .reg .pred done;\n"
+      "wait_%=:\n mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n @!done bra wait_%=;\n}\n" ::"r"(
+          smem_address(bar)),
+      "r"(parity)
+      : "memory");
+}
+
+// One box of a 2-D tensor map (coordinates: column, row) into shared memory, completing on `bar`.
+__device__ __forceinline__ void tma_load_2d(void* dst, const CUtensorMap* map, int col, int row, uint64_t* bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(
+          smem_address(dst)),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(col), "r"(row), "r"(smem_address(bar))
+      : "memory");
+}
+
+// ---- wgmma (sm_90a, v5): the warpgroup tensor-core path, operands read from shared memory. -----------------------
+// A wgmma shared-memory matrix descriptor for a 128-byte-swizzled tile ("matrix descriptor"): start address,
+// leading and stride byte offsets (all in 16-byte units), swizzle mode 1 = 128 B in bits 62-63. Tiles start on
+// 1024-byte boundaries, so the base-offset field stays 0.
+__device__ __forceinline__ uint64_t smem_descriptor(const void* tile, uint32_t leading_bytes, uint32_t stride_bytes) {
+  return static_cast<uint64_t>((smem_address(tile) & 0x3FFFF) >> 4) |
+         static_cast<uint64_t>((leading_bytes >> 4) & 0x3FFF) << 16 |
+         static_cast<uint64_t>((stride_bytes >> 4) & 0x3FFF) << 32 | 1ull << 62;
+}
+
+// wgmma and setmaxnreg exist only in the architecture-specific sm_90a target; v5's kernel uses them under the same
+// condition and traps otherwise.
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define LAB_SM90A 1
+#endif
+
+#ifdef LAB_SM90A
+// Makes initialized barriers visible to the copy engine (the async proxy), not just to the other threads.
+__device__ __forceinline__ void fence_mbarrier_init() {
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+
+// Orders this warpgroup's earlier register and shared-memory accesses before the wgmma instructions that follow.
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+
+// Closes the batch of wgmma instructions issued since the last commit.
+__device__ __forceinline__ void wgmma_commit_group() {
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+}
+
+// Waits until at most kPending committed batches are still running.
+template <int kPending>
+__device__ __forceinline__ void wgmma_wait_group() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(kPending) : "memory");
+}
+
+// A warpgroup gives back registers (dec) or claims them (inc) so that one warpgroup may hold more than an even
+// share of the register file; every warp of the warpgroup executes it.
+template <int kRegisters>
+__device__ __forceinline__ void setmaxnreg_dec() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kRegisters));
+}
+
+template <int kRegisters>
+__device__ __forceinline__ void setmaxnreg_inc() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kRegisters));
+}
+
+// d (64×256 fp32, 128 per thread) += A (64×16, K-major) · B (16×256, MN-major: imm-trans-b = 1).
+#define LAB_WGMMA_M64N256K16(TYPE)                                                                                    \
+  asm volatile(                                                                                                        \
+      "wgmma.mma_async.sync.aligned.m64n256k16.f32." TYPE "." TYPE " "                                                  \
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, "              \
+      "%21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, "                \
+      "%40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, "                \
+      "%59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, "                \
+      "%78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, "                \
+      "%97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, "            \
+      "%114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, "                          \
+      "%128, %129, 1, 1, 1, 0, 1;\n"                                                                                   \
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),               \
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),         \
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),       \
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),       \
+        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),       \
+        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),       \
+        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),       \
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),       \
+        "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),       \
+        "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),       \
+        "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),       \
+        "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),       \
+        "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),   \
+        "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]),             \
+        "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]),             \
+        "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]),             \
+        "+f"(d[125]), "+f"(d[126]), "+f"(d[127])                                                                        \
+      : "l"(desc_a), "l"(desc_b))
+
+template <typename T>
+__device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], uint64_t desc_a, uint64_t desc_b) {
+  if constexpr (std::is_same_v<T, __half>) {
+    LAB_WGMMA_M64N256K16("f16");
+  } else {
+    LAB_WGMMA_M64N256K16("bf16");
+  }
+}
+#undef LAB_WGMMA_M64N256K16
+#endif  // LAB_SM90A
+
+// ---- Tensor maps (driver API, v5's launcher): how the copy engine sees a matrix. ---------------------------------
+// C++ alias of the driver's tensor-map encoder; the function is fetched at run time through the runtime API, so the
+// extension does not link libcuda (absent on build machines without a driver).
+using EncodeTiledFn = decltype(&cuTensorMapEncodeTiled);
+
+// The driver's tensor-map encoder, looked up once.
+EncodeTiledFn tensor_map_encoder() {
+  static EncodeTiledFn fn = [] {
+    void* p = nullptr;
+    cudaDriverEntryPointQueryResult found;
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &found) !=
+            cudaSuccess ||
+        found != cudaDriverEntryPointSuccess)
+      p = nullptr;
+    return reinterpret_cast<EncodeTiledFn>(p);
+  }();
+  return fn;
+}
+
+// A row-major rows×cols matrix of 16-bit elements as a TMA source: boxes of box_rows × 64 columns (128 bytes, the
+// widest box 128-byte swizzling allows), swizzled; reads past the edges return zeros.
+template <typename T>
+bool encode_tensor_map(CUtensorMap* map, const T* base, int64_t rows, int64_t cols, int box_rows) {
+  const EncodeTiledFn encode = tensor_map_encoder();
+  if (!encode) return false;
+  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
+  const cuuint64_t row_stride[1] = {static_cast<cuuint64_t>(cols) * sizeof(T)};
+  const cuuint32_t box[2] = {64, static_cast<cuuint32_t>(box_rows)};
+  const cuuint32_t element_strides[2] = {1, 1};
+  const CUtensorMapDataType type =
+      std::is_same_v<T, __half> ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+  return encode(map, type, 2, const_cast<T*>(base), dims, row_stride, box, element_strides,
+                CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
+// ==== The steps ===================================================================================================
 
 // ---- v1 naive: one thread per output element, a K-long dot product straight from global memory. ------------------
 // threadIdx.x runs along N, so a warp reads one A element (a broadcast) and 32 consecutive B elements (one coalesced
@@ -126,6 +350,10 @@ cudaError_t launch_matmul_smem(lab::DType dtype, const void* a, const void* b, v
 // fp16/bf16 therefore run at about the fp32 rate (measured: results/nvidia-h200/matmul.md; cuBLAS with TF32 off).
 constexpr int kRbBM = 128, kRbBN = 128, kRbBK = 8, kRbThreads = 256;
 constexpr int kRbPadA = 4;  // As rows are 132 floats: the two k-halves a warp stores to land in different banks
+// 2 caps registers at 128 so two 256-thread blocks share an SM (16 warps to hide shared-memory latency and each
+// other's barriers); ptxas then spills a few pointer values, reloaded from L1 once per k-tile (6 loads per 512 FMAs),
+// which costs less than halving the warps.
+constexpr int kRbMinBlocks = 2;
 
 // Four consecutive T as one aligned load/store (16 bytes of fp32, 8 of fp16/bf16).
 template <typename T>
@@ -164,12 +392,11 @@ __device__ __forceinline__ void store4(T* p, int valid, const float* v) {
 
 // kVec: every row of A, B and C starts 4-element aligned (K % 4 == 0, N % 4 == 0, aligned bases), so 4-element
 // groups that are fully in range can use one vector access.
-// kMinBlocks = 2 caps registers at 128 so two 256-thread blocks share an SM (16 warps to hide shared-memory latency
-// and each other's barriers); ptxas then spills a few pointer values, reloaded from L1 once per k-tile (6 loads per
-// 512 FMAs), which costs less than halving the warps.
-template <typename T, bool kVec, int kMinBlocks>
-__global__ void __launch_bounds__(kRbThreads, kMinBlocks) matmul_regblock_kernel(const T* __restrict__ a, const T* __restrict__ b,
-                                                              T* __restrict__ c, int m, int n, int k) {
+template <typename T, bool kVec>
+__global__ void __launch_bounds__(kRbThreads, kRbMinBlocks) matmul_regblock_kernel(const T* __restrict__ a,
+                                                                                   const T* __restrict__ b,
+                                                                                   T* __restrict__ c, int m, int n,
+                                                                                   int k) {
   __shared__ __align__(16) float as[2][kRbBK][kRbBM + kRbPadA];
   __shared__ __align__(16) float bs[2][kRbBK][kRbBN];
   const int tid = threadIdx.x;
@@ -236,9 +463,8 @@ __global__ void __launch_bounds__(kRbThreads, kMinBlocks) matmul_regblock_kernel
   }
 }
 
-template <int kMinBlocks>
-cudaError_t launch_regblock_with(lab::DType dtype, const void* a, const void* b, void* c, int64_t m, int64_t n,
-                                 int64_t k, cudaStream_t stream) {
+cudaError_t launch_matmul_regblock(lab::DType dtype, const void* a, const void* b, void* c, int64_t m, int64_t n,
+                                   int64_t k, cudaStream_t stream) {
   return lab::dispatch_float_types(dtype, [&](auto tag) {
     using T = decltype(tag);
     constexpr uintptr_t kAlign = 4 * sizeof(T);
@@ -246,16 +472,11 @@ cudaError_t launch_regblock_with(lab::DType dtype, const void* a, const void* b,
                      reinterpret_cast<uintptr_t>(b) % kAlign == 0 && reinterpret_cast<uintptr_t>(c) % kAlign == 0;
     const dim3 blocks(lab::blocks_for(n, kRbBN), lab::blocks_for(m, kRbBM));
     if (blocks.y > 65535) return cudaErrorInvalidConfiguration;
-    auto kernel = vec ? matmul_regblock_kernel<T, true, kMinBlocks> : matmul_regblock_kernel<T, false, kMinBlocks>;
+    auto kernel = vec ? matmul_regblock_kernel<T, true> : matmul_regblock_kernel<T, false>;
     kernel<<<blocks, kRbThreads, 0, stream>>>(static_cast<const T*>(a), static_cast<const T*>(b), static_cast<T*>(c),
                                              static_cast<int>(m), static_cast<int>(n), static_cast<int>(k));
     return cudaGetLastError();
   });
-}
-
-cudaError_t launch_matmul_regblock(lab::DType dtype, const void* a, const void* b, void* c, int64_t m, int64_t n,
-                                   int64_t k, cudaStream_t stream) {
-  return launch_regblock_with<2>(dtype, a, b, c, m, n, k, stream);
 }
 
 // ---- v4 mma: tensor cores (fp16/bf16 in, fp32 accumulate) via mma.sync, fed by ldmatrix and a cp.async pipeline. --
@@ -264,7 +485,7 @@ cudaError_t launch_matmul_regblock(lab::DType dtype, const void* a, const void* 
 //    have ~15× the fp32 FMA throughput for fp16/bf16. The per-thread register layout of its operands is fixed by
 //    PTX; ldmatrix loads exactly that layout from shared memory, four 8×8 matrices per instruction (.trans for B,
 //    which is stored k-major and needed n-major).
-//  * Tiles (MmaConfig below): 128×128 per block, 4 warps each owning 64×64 (4×8 mma tiles, 128 fp32 accumulators
+//  * Tiles (MmaTile below): 128×128 per block, 4 warps each owning 64×64 (4×8 mma tiles, 128 fp32 accumulators
 //    per thread), BK = 32. A 64×64 warp tile needs 8 ldmatrix.x4 per 32 mma: enough reuse that shared memory keeps up.
 //  * Padded shared rows (A: BK+8, B: BN+8 halves): the 8 rows one ldmatrix phase reads then fall in 8 different
 //    16-byte bank groups, so ldmatrix is conflict-free.
@@ -281,13 +502,12 @@ cudaError_t launch_matmul_regblock(lab::DType dtype, const void* a, const void* 
 // tl.dot use wgmma instead (warpgroup-wide, asynchronous, operands read straight from shared memory, fed by TMA).
 // Closing the gap takes such a kernel: v5.
 //
-// The block tile as a type, so one kernel source serves any tile shape: BM×BN×BK per block, WarpsM×WarpsN warps
-// (each owning a (BM/WarpsM)×(BN/WarpsN) piece), Stages k-tiles in the pipeline, MinBlocks blocks per SM asked of
-// the register allocator.
-template <int BM_, int BN_, int BK_, int WarpsM_, int WarpsN_, int Stages_, int MinBlocks_>
+// The block tile: BM×BN×BK per block, WarpsM×WarpsN warps (each owning a (BM/WarpsM)×(BN/WarpsN) piece), Stages
+// k-tiles in the pipeline, kMinBlocks blocks per SM asked of the register allocator. 128×128×32, 4 warps of 64×64,
+// 4 stages: 128 accumulators per thread, 74 KB of shared memory, two blocks per SM.
 struct MmaTile {
-  static constexpr int BM = BM_, BN = BN_, BK = BK_, WarpsM = WarpsM_, WarpsN = WarpsN_, Stages = Stages_;
-  static constexpr int MinBlocks = MinBlocks_;
+  static constexpr int BM = 128, BN = 128, BK = 32, WarpsM = 2, WarpsN = 2, Stages = 4;
+  static constexpr int kMinBlocks = 2;
   static constexpr int kThreads = WarpsM * WarpsN * 32;
   static constexpr int kWarpM = BM / WarpsM, kWarpN = BN / WarpsN;  // one warp's tile
   static constexpr int kTilesM = kWarpM / 16, kTilesN = kWarpN / 8;  // m16n8 mma tiles per warp
@@ -298,9 +518,6 @@ struct MmaTile {
   static_assert(kWarpM % 16 == 0 && kWarpN % 16 == 0 && BK % 16 == 0, "warp tiles are whole ldmatrix.x4 loads");
   static_assert(BM * BK % (8 * kThreads) == 0 && BK * BN % (8 * kThreads) == 0, "chunks split evenly");
 };
-
-// 128×128×32, 4 warps of 64×64, 4 stages: 128 accumulators per thread, 74 KB of shared memory, two blocks per SM.
-using MmaConfig = MmaTile<128, 128, 32, 2, 2, 4, 2>;
 constexpr int kMmaGroupM = 8;
 
 // Grouped tile order for L2 reuse: block ids run down kMmaGroupM tile-rows, then one tile-column right, so the blocks
@@ -312,53 +529,6 @@ __device__ __forceinline__ void grouped_tile(int id, int tiles_m, int tiles_n, i
   const int in_group = id % per_group;
   tile_m = first_m + in_group % group_rows;
   tile_n = in_group / group_rows;
-}
-
-__device__ __forceinline__ uint32_t smem_address(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-
-// 16 bytes global→shared, asynchronously; with valid == false nothing is read and the 16 bytes become zeros.
-__device__ __forceinline__ void cp_async_16(uint32_t dst, const void* src, bool valid) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0)
-               : "memory");
-}
-
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-
-template <int kPending>
-__device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
-}
-
-__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], uint32_t addr) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(addr));
-}
-
-__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], uint32_t addr) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(addr));
-}
-
-// d += a·b for one 16×8×16 tile; a: 4 registers of 2 elements (16×16, row-major), b: 2 registers (16×8, k-major).
-template <typename T>
-__device__ __forceinline__ void mma_16816(float (&d)[4], const uint32_t (&a)[4], const uint32_t b0, const uint32_t b1) {
-  if constexpr (std::is_same_v<T, __half>) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-        "{%0, %1, %2, %3};\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  } else {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-        "{%0, %1, %2, %3};\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  }
 }
 
 // Eight consecutive elements (row, col..col+7) of a rows×cols row-major matrix into 16 bytes of shared memory.
@@ -399,13 +569,18 @@ __device__ __forceinline__ void store_pair(T* c, int row, int col, int m, int n,
   }
 }
 
-template <typename Cfg, typename T, bool kAligned>
-__global__ void __launch_bounds__(Cfg::kThreads, Cfg::MinBlocks) matmul_mma_kernel(const T* __restrict__ a, const T* __restrict__ b,
-                                                    T* __restrict__ c, int m, int n, int k) {
+template <typename T, bool kAligned>
+__global__ void __launch_bounds__(MmaTile::kThreads, MmaTile::kMinBlocks) matmul_mma_kernel(const T* __restrict__ a,
+                                                                                            const T* __restrict__ b,
+                                                                                            T* __restrict__ c, int m,
+                                                                                            int n, int k) {
+  using Cfg = MmaTile;
+  // 1. Shared memory: a ring of Stages k-tiles, all A tiles first, then all B tiles (rows padded, see above).
   extern __shared__ __align__(16) unsigned char mma_smem[];
   T* as = reinterpret_cast<T*>(mma_smem);  // [stage][BM][kAStride]
   T* bs = as + Cfg::Stages * Cfg::kAStage;  // [stage][BK][kBStride]
 
+  // 2. Which output tile this block computes (grouped order), and which 64×64 piece of it each warp owns.
   int tile_m, tile_n;
   grouped_tile(static_cast<int>(blockIdx.x), (m + Cfg::BM - 1) / Cfg::BM, (n + Cfg::BN - 1) / Cfg::BN, tile_m, tile_n);
   const int bm = tile_m * Cfg::BM, bn = tile_n * Cfg::BN;
@@ -413,7 +588,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::MinBlocks) matmul_mma_kern
   const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
   const int wm = (warp / Cfg::WarpsN) * Cfg::kWarpM, wn = (warp % Cfg::WarpsN) * Cfg::kWarpN;
 
-  // One k-tile: A is BM rows of BK/8 16-byte chunks, B is BK rows of BN/8 chunks.
+  // 3. Issuing one k-tile's copies: A is BM rows of BK/8 16-byte chunks, B is BK rows of BN/8 chunks; the block's
+  //    threads take consecutive chunks (kAChunks + kBChunks each), so a warp reads whole 16-byte-aligned runs.
   auto load_stage = [&](int stage, int k0) {
     T* a_dst = as + stage * Cfg::kAStage;
     T* b_dst = bs + stage * Cfg::kBStage;
@@ -431,24 +607,28 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::MinBlocks) matmul_mma_kern
     }
   };
 
+  // 4. The warp's 64×64 piece of C as kTilesM × kTilesN m16n8 accumulators, 4 fp32 registers each.
   float acc[Cfg::kTilesM][Cfg::kTilesN][4] = {};
   const int k_tiles = (k + Cfg::BK - 1) / Cfg::BK;
-  // Prologue: stages 0..S-2 in flight. Every iteration commits one group (possibly empty), so "tile t has landed"
-  // is always "all but the newest S-2 groups are complete".
+  // 5. Prologue: stages 0..S-2 in flight. Every iteration commits one group (possibly empty), so "tile t has landed"
+  //    is always "all but the newest S-2 groups are complete".
 #pragma unroll
   for (int s = 0; s < Cfg::Stages - 1; ++s) {
     if (s < k_tiles) load_stage(s, s * Cfg::BK);
     cp_async_commit();
   }
   for (int t = 0; t < k_tiles; ++t) {
+    // 6. Wait for this thread's copies of tile t, then a barrier: it makes every thread's copies of tile t
+    //    visible, and guarantees all warps are done with tile t-1, whose stage the prefetch below overwrites.
     cp_async_wait<Cfg::Stages - 2>();
-    // Makes every thread's copies of tile t visible, and guarantees all warps are done with tile t-1, whose stage
-    // the prefetch below overwrites.
     __syncthreads();
+    // 7. Prefetch tile t + S-1 into that freed stage; it lands while this tile and the next S-2 are multiplied.
     const int next = t + Cfg::Stages - 1;
     if (next < k_tiles) load_stage(next % Cfg::Stages, next * Cfg::BK);
     cp_async_commit();
 
+    // 8. Multiply tile t, one k16 slice at a time: fragments of A and B from shared memory into registers, then
+    //    kTilesM × kTilesN mma.sync, each a 16×8×16 product accumulated in place.
     const T* a_tile = as + (t % Cfg::Stages) * Cfg::kAStage;
     const T* b_tile = bs + (t % Cfg::Stages) * Cfg::kBStage;
 #pragma unroll
@@ -463,6 +643,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::MinBlocks) matmul_mma_kern
       for (int j = 0; j < Cfg::kTilesN / 2; ++j)
         ldmatrix_x4_trans(bf[j],
                           smem_address(b_tile + (kk + lane % 16) * Cfg::kBStride + wn + j * 16 + (lane / 16) * 8));
+      // Each A fragment meets every B fragment: 4 × 8 mma per 4 + 4 ldmatrix.
 #pragma unroll
       for (int i = 0; i < Cfg::kTilesM; ++i)
 #pragma unroll
@@ -470,9 +651,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::MinBlocks) matmul_mma_kern
           mma_16816<T>(acc[i][j], af[i], bf[j / 2][(j % 2) * 2], bf[j / 2][(j % 2) * 2 + 1]);
     }
   }
+  // 9. The trailing groups are empty (no tile past the last), but none may be left pending at exit.
   cp_async_wait<0>();
 
-  // Accumulator layout of m16n8: lane holds (row g, cols 2q, 2q+1) and (row g+8, same cols), g = lane/4, q = lane%4.
+  // 10. Epilogue, straight from registers to C. Accumulator layout of m16n8: lane holds (row g, cols 2q, 2q+1) and
+  //     (row g+8, same cols), g = lane/4, q = lane%4: two pairs of adjacent outputs, one 32-bit store each.
   const int g = lane / 4, q = lane % 4;
 #pragma unroll
   for (int i = 0; i < Cfg::kTilesM; ++i) {
@@ -498,14 +681,8 @@ cudaError_t launch_over_tiles(Kernel kernel, int64_t m, int64_t n, cudaStream_t 
   return cudaGetLastError();
 }
 
-template <typename Cfg, typename T, bool kAligned>
-cudaError_t launch_mma_tile(const T* a, const T* b, T* c, int m, int n, int k, cudaStream_t stream) {
-  return launch_over_tiles<Cfg>(matmul_mma_kernel<Cfg, T, kAligned>, m, n, stream, a, b, c, m, n, k);
-}
-
-template <typename Cfg>
-cudaError_t launch_matmul_mma_with(lab::DType dtype, const void* a, const void* b, void* c, int64_t m, int64_t n,
-                                   int64_t k, cudaStream_t stream) {
+cudaError_t launch_matmul_mma(lab::DType dtype, const void* a, const void* b, void* c, int64_t m, int64_t n,
+                              int64_t k, cudaStream_t stream) {
   return lab::dispatch_float_types(dtype, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_same_v<T, float>) {
@@ -516,15 +693,10 @@ cudaError_t launch_matmul_mma_with(lab::DType dtype, const void* a, const void* 
       T* tc = static_cast<T*>(c);
       const int im = static_cast<int>(m), in = static_cast<int>(n), ik = static_cast<int>(k);
       const bool aligned = k % 8 == 0 && n % 8 == 0 && lab::is_aligned16(a) && lab::is_aligned16(b);
-      return aligned ? launch_mma_tile<Cfg, T, true>(ta, tb, tc, im, in, ik, stream)
-                     : launch_mma_tile<Cfg, T, false>(ta, tb, tc, im, in, ik, stream);
+      auto kernel = aligned ? matmul_mma_kernel<T, true> : matmul_mma_kernel<T, false>;
+      return launch_over_tiles<MmaTile>(kernel, m, n, stream, ta, tb, tc, im, in, ik);
     }
   });
-}
-
-cudaError_t launch_matmul_mma(lab::DType dtype, const void* a, const void* b, void* c, int64_t m, int64_t n,
-                              int64_t k, cudaStream_t stream) {
-  return launch_matmul_mma_with<MmaConfig>(dtype, a, b, c, m, n, k, stream);
 }
 
 // ---- v5 wgmma: Hopper's warpgroup tensor-core path, fed by the TMA copy engine, warp-specialized. ----------------
@@ -555,103 +727,11 @@ struct WgmmaTile {
   static constexpr int BM = 128, BN = 256, BK = 64, Stages = 4;
   static constexpr int kConsumers = 2;                // warpgroups doing math, 64 rows each
   static constexpr int kThreads = (kConsumers + 1) * 128;
-  static constexpr int kBChunk = 64;                  // B is loaded as BN/64 boxes of 64 columns (128 bytes, one swizzle row)
+  static constexpr int kBChunk = 64;  // B is loaded as BN/64 boxes of 64 columns (128 bytes, one swizzle row)
   static constexpr int kAStageBytes = BM * BK * 2, kBStageBytes = BK * BN * 2;
   static constexpr int kBChunkBytes = BK * kBChunk * 2;
   static constexpr int kSmemBytes = Stages * (kAStageBytes + kBStageBytes) + 1024;  // + slack for 1024-B alignment
 };
-
-// C++ aliases of the driver's tensor-map encoder; the function is fetched at run time through the runtime API, so
-// the extension does not link libcuda (absent on build machines without a driver).
-using EncodeTiledFn = decltype(&cuTensorMapEncodeTiled);
-
-#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
-#define LAB_SM90A 1
-#endif
-
-__device__ __forceinline__ void mbarrier_init(uint64_t* bar, unsigned count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_address(bar)), "r"(count) : "memory");
-}
-
-__device__ __forceinline__ void mbarrier_expect_bytes(uint64_t* bar, unsigned bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_address(bar)), "r"(bytes)
-               : "memory");
-}
-
-__device__ __forceinline__ void mbarrier_arrive(uint64_t* bar) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_address(bar)) : "memory");
-}
-
-// Blocks until the barrier's phase with this parity has completed.
-__device__ __forceinline__ void mbarrier_wait(uint64_t* bar, unsigned parity) {
-  asm volatile(
-      "{\n .reg .pred done;\n"
-      "wait_%=:\n mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n @!done bra wait_%=;\n}\n" ::"r"(
-          smem_address(bar)),
-      "r"(parity)
-      : "memory");
-}
-
-// One box of a 2-D tensor map (coordinates: column, row) into shared memory, completing on `bar`.
-__device__ __forceinline__ void tma_load_2d(void* dst, const CUtensorMap* map, int col, int row, uint64_t* bar) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(
-          smem_address(dst)),
-      "l"(reinterpret_cast<uint64_t>(map)), "r"(col), "r"(row), "r"(smem_address(bar))
-      : "memory");
-}
-
-// A wgmma shared-memory matrix descriptor for a 128-byte-swizzled tile (PTX ISA, "matrix descriptor"): start address,
-// leading and stride byte offsets (all in 16-byte units), swizzle mode 1 = 128 B in bits 62-63. Tiles start on
-// 1024-byte boundaries, so the base-offset field stays 0.
-__device__ __forceinline__ uint64_t smem_descriptor(const void* tile, uint32_t leading_bytes, uint32_t stride_bytes) {
-  return static_cast<uint64_t>((smem_address(tile) & 0x3FFFF) >> 4) |
-         static_cast<uint64_t>((leading_bytes >> 4) & 0x3FFF) << 16 |
-         static_cast<uint64_t>((stride_bytes >> 4) & 0x3FFF) << 32 | 1ull << 62;
-}
-
-#ifdef LAB_SM90A
-// d (64×256 fp32, 128 per thread) += A (64×16, K-major) · B (16×256, MN-major: imm-trans-b = 1).
-#define LAB_WGMMA_M64N256K16(TYPE)                                                                                    \
-  asm volatile(                                                                                                        \
-      "wgmma.mma_async.sync.aligned.m64n256k16.f32." TYPE "." TYPE " "                                                  \
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, "              \
-      "%21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, "                \
-      "%40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, "                \
-      "%59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, "                \
-      "%78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, "                \
-      "%97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, "            \
-      "%114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, "                          \
-      "%128, %129, 1, 1, 1, 0, 1;\n"                                                                                   \
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),               \
-        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),         \
-        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),       \
-        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),       \
-        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),       \
-        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),       \
-        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),       \
-        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),       \
-        "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),       \
-        "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),       \
-        "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),       \
-        "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),       \
-        "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),   \
-        "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]),             \
-        "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]),             \
-        "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]),             \
-        "+f"(d[125]), "+f"(d[126]), "+f"(d[127])                                                                        \
-      : "l"(desc_a), "l"(desc_b))
-
-template <typename T>
-__device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], uint64_t desc_a, uint64_t desc_b) {
-  if constexpr (std::is_same_v<T, __half>) {
-    LAB_WGMMA_M64N256K16("f16");
-  } else {
-    LAB_WGMMA_M64N256K16("bf16");
-  }
-}
-#undef LAB_WGMMA_M64N256K16
-#endif
 
 template <typename T>
 __global__ void __launch_bounds__(WgmmaTile::kThreads, 1)
@@ -659,12 +739,15 @@ __global__ void __launch_bounds__(WgmmaTile::kThreads, 1)
                         T* __restrict__ c, int m, int n, int k) {
 #ifdef LAB_SM90A
   using Cfg = WgmmaTile;
+  // 1. Shared memory: the stage ring of A and B tiles, in the swizzled layout TMA writes and wgmma reads. 128-byte
+  //    swizzling repeats every 1024 bytes, and wgmma locates rows within that pattern from the address bits, so
+  //    every tile starts on a 1024-byte boundary.
   extern __shared__ unsigned char wgmma_smem_raw[];
-  // 128-byte swizzling repeats every 1024 bytes, and wgmma locates rows within that pattern from the address bits,
-  // so every tile starts on a 1024-byte boundary.
   unsigned char* smem = wgmma_smem_raw + ((1024 - smem_address(wgmma_smem_raw) % 1024) % 1024);
   unsigned char* a_tiles = smem;                                  // [stage][BM rows][128 B]
   unsigned char* b_tiles = smem + Cfg::Stages * Cfg::kAStageBytes;  // [stage][BN/64 chunks][BK rows][128 B]
+  // 2. Two barriers per stage: full[s] completes when stage s's bytes have landed (the consumers wait on it),
+  //    empty[s] when both consumers are done reading it (the producer waits on it before refilling).
   __shared__ __align__(8) uint64_t full[Cfg::Stages], empty[Cfg::Stages];
 
   const int tid = threadIdx.x, warpgroup = tid / 128;
@@ -673,24 +756,29 @@ __global__ void __launch_bounds__(WgmmaTile::kThreads, 1)
       mbarrier_init(&full[s], 1);                      // the producer's expect_tx arrival; bytes do the rest
       mbarrier_init(&empty[s], Cfg::kConsumers * 4);   // one arrival per consumer warp
     }
-    // Makes the initialized barriers visible to the copy engine (the async proxy), not just to other threads.
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    fence_mbarrier_init();
   }
-  __syncthreads();
+  __syncthreads();  // the only block-wide barrier: from here on the warpgroups meet only on full/empty
 
+  // 3. Which output tile this block computes (grouped order, as v4).
   int tile_m, tile_n;
   grouped_tile(static_cast<int>(blockIdx.x), (m + Cfg::BM - 1) / Cfg::BM, (n + Cfg::BN - 1) / Cfg::BN, tile_m, tile_n);
   const int bm = tile_m * Cfg::BM, bn = tile_n * Cfg::BN;
   const int k_tiles = (k + Cfg::BK - 1) / Cfg::BK;
 
+  // 4. Producer: warpgroup 0 gives most of its registers to the consumers; one thread of it walks K, filling stage
+  //    t % Stages with tile t as soon as the consumers have released it.
   if (warpgroup == 0) {
-    asm volatile("setmaxnreg.dec.sync.aligned.u32 24;\n");
+    setmaxnreg_dec<24>();
     if (tid != 0) return;
     for (int t = 0; t < k_tiles; ++t) {
       const int s = t % Cfg::Stages;
-      // Stage s last held tile t - Stages; wait until both consumers have released it.
+      // Stage s last held tile t - Stages; wait until both consumers have released it (empty[s]'s completion number
+      // t / Stages - 1, so parity (t / Stages + 1) % 2). The first Stages tiles find their stages free.
       if (t >= Cfg::Stages) mbarrier_wait(&empty[s], (t / Cfg::Stages + 1) % 2);
-      mbarrier_expect_bytes(&full[s], Cfg::kAStageBytes + Cfg::kBStageBytes);  // whole boxes, zero-fill included
+      // Announce the stage's bytes on full[s] (whole boxes, zero-fill included), then start the copies that count
+      // them down: one box of A (BM rows × 64 k), BN/64 boxes of B (64 k-rows × 64 columns each).
+      mbarrier_expect_bytes(&full[s], Cfg::kAStageBytes + Cfg::kBStageBytes);
       const int k0 = t * Cfg::BK;
       tma_load_2d(a_tiles + s * Cfg::kAStageBytes, &map_a, k0, bm, &full[s]);
 #pragma unroll
@@ -701,20 +789,25 @@ __global__ void __launch_bounds__(WgmmaTile::kThreads, 1)
     return;
   }
 
-  asm volatile("setmaxnreg.inc.sync.aligned.u32 240;\n");
+  // 5. Consumers: warpgroups 1 and 2 take the registers the producer gave up (the 64×256 accumulator alone is 128 a
+  //    thread), each owning 64 rows of the block's 128×256 tile.
+  setmaxnreg_inc<240>();
   const int consumer = warpgroup - 1, lane = tid % 32, warp_in_group = tid % 128 / 32;
   float d[128];
 #pragma unroll
   for (int i = 0; i < 128; ++i) d[i] = 0.0f;
 
   for (int t = 0; t < k_tiles; ++t) {
+    // 6. Wait for tile t's bytes (full[s]'s completion number t / Stages).
     const int s = t % Cfg::Stages;
     mbarrier_wait(&full[s], (t / Cfg::Stages) % 2);
     // This consumer's 64 rows of A: 64 × 128 B = 8 KB into the stage. A is K-major; with 128-byte swizzling the
     // stride between 8-row groups is 1024 B and the leading offset is unused (one k16 step stays inside a row).
     const unsigned char* a_tile = a_tiles + s * Cfg::kAStageBytes + consumer * 64 * 128;
     const unsigned char* b_tile = b_tiles + s * Cfg::kBStageBytes;
-    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+    // 7. Issue the tile's BK/16 = 4 wgmma as one batch, each reading its operands from shared memory through two
+    //    descriptors and accumulating into d; the fence orders the registers of d before the first of them.
+    wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < Cfg::BK / 16; ++kk) {
       // A: the k16 slice starts 32 bytes further into each swizzled row. B is MN-major: 64 columns per 128-byte row,
@@ -724,15 +817,18 @@ __global__ void __launch_bounds__(WgmmaTile::kThreads, 1)
       const uint64_t desc_b = smem_descriptor(b_tile + kk * 16 * 128, Cfg::kBChunkBytes, 1024);
       wgmma_m64n256k16<T>(d, desc_a, desc_b);
     }
-    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-    // Wait for the previous batch only: this one keeps the tensor cores busy while its predecessor's stage is freed.
-    asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+    wgmma_commit_group();
+    // 8. Wait for the previous batch only: this one keeps the tensor cores busy while its predecessor's stage is
+    //    freed. Tile t-1's wgmma have finished reading stage (t-1) % Stages, so each warp's lane 0 releases it.
+    wgmma_wait_group<1>();
     if (t > 0 && lane == 0) mbarrier_arrive(&empty[(t - 1) % Cfg::Stages]);
   }
-  asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+  // 9. Drain: the last batch must finish before d is read. (The last stage is never released: no tile follows.)
+  wgmma_wait_group<0>();
 
-  // Accumulator layout (as mma.sync's m16n8, repeated): warp w of the group holds rows 16w + lane/4 and +8; register
-  // 4j + {0,1} covers columns 8j + 2·(lane%4) + {0,1} of the first row, 4j + {2,3} the same columns of the second.
+  // 10. Epilogue, straight from registers to C. Accumulator layout (as mma.sync's m16n8, repeated): warp w of the
+  //     group holds rows 16w + lane/4 and +8; register 4j + {0,1} covers columns 8j + 2·(lane%4) + {0,1} of the
+  //     first row, 4j + {2,3} the same columns of the second.
   const int row = bm + consumer * 64 + warp_in_group * 16 + lane / 4;
 #pragma unroll
   for (int j = 0; j < Cfg::BN / 8; ++j) {
@@ -743,37 +839,6 @@ __global__ void __launch_bounds__(WgmmaTile::kThreads, 1)
 #else
   __trap();  // built without sm_90a: the launcher never gets here on the lab's builds (see the requirements above)
 #endif
-}
-
-// The driver's tensor-map encoder, looked up once.
-EncodeTiledFn tensor_map_encoder() {
-  static EncodeTiledFn fn = [] {
-    void* p = nullptr;
-    cudaDriverEntryPointQueryResult found;
-    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &found) !=
-            cudaSuccess ||
-        found != cudaDriverEntryPointSuccess)
-      p = nullptr;
-    return reinterpret_cast<EncodeTiledFn>(p);
-  }();
-  return fn;
-}
-
-// A row-major rows×cols matrix of 16-bit elements as a TMA source: boxes of box_rows × 64 columns (128 bytes, the
-// widest box 128-byte swizzling allows), swizzled; reads past the edges return zeros.
-template <typename T>
-bool encode_tensor_map(CUtensorMap* map, const T* base, int64_t rows, int64_t cols, int box_rows) {
-  const EncodeTiledFn encode = tensor_map_encoder();
-  if (!encode) return false;
-  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
-  const cuuint64_t row_stride[1] = {static_cast<cuuint64_t>(cols) * sizeof(T)};
-  const cuuint32_t box[2] = {64, static_cast<cuuint32_t>(box_rows)};
-  const cuuint32_t element_strides[2] = {1, 1};
-  const CUtensorMapDataType type =
-      std::is_same_v<T, __half> ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
-  return encode(map, type, 2, const_cast<T*>(base), dims, row_stride, box, element_strides,
-                CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
 cudaError_t launch_matmul_wgmma(lab::DType dtype, const void* a, const void* b, void* c, int64_t m, int64_t n,
