@@ -104,11 +104,16 @@ def gpu_name() -> str:
     return torch.cuda.get_device_name() if has_gpu() else "no GPU"
 
 
-def gpu_slug() -> str:
-    """Folder name for results: one per GPU model, e.g. 'nvidia-h100-80gb-hbm3'; 'cpu' without a GPU."""
-    if not has_gpu():
+def gpu_slug(name: str | None = None) -> str:
+    """Folder name for results: one per GPU model, e.g. 'nvidia-h100-80gb-hbm3'; 'cpu' without a GPU. name: a GPU
+    model's name as torch gives it (another process's, a Ray task's), instead of this process's GPU."""
+    if name is None:
+        if not has_gpu():
+            return "cpu"
+        name = gpu_name()
+    if name == "no GPU":
         return "cpu"
-    return re.sub(r"[^a-z0-9]+", "-", gpu_name().lower()).strip("-")
+    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
 
 
 @functools.cache

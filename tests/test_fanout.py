@@ -1,0 +1,85 @@
+"""Rows spread over several GPUs (compare/fanout.py): which GPUs --gpus means, how rows are shared out, and how
+the lanes' results become the one result a serial run would have written."""
+from pathlib import Path
+
+import pytest
+
+from compare import discover, fanout
+from compare.check import CheckResult
+from compare.results import Ceilings, OpResult, RowStatus, Status
+from compare.timing import Timing
+
+
+def test_gpus_all_a_count_or_a_list():
+    assert fanout.parse_gpus("all", 4) == [0, 1, 2, 3]
+    assert fanout.parse_gpus("2", 4) == [0, 1]
+    assert fanout.parse_gpus("0,2", 4) == [0, 2]
+    for wrong, words in (("5", "has 4 GPU"), ("0,4", "between 0 and 3"), ("1,1", "distinct"), ("x", "'all'")):
+        with pytest.raises(fanout.GpuChoiceError, match=words):
+            fanout.parse_gpus(wrong, 4)
+    with pytest.raises(fanout.GpuChoiceError, match="no GPU"):
+        fanout.parse_gpus("all", 0)
+
+
+def _impls():
+    return discover.implementations(discover.load_op("gelu"))
+
+
+def test_each_lane_gets_the_baseline_and_the_longest_rows_are_spread_first():
+    earlier = {"torch:compile": 100.0, "triton:tuned": 60.0, "triton:basic": 10.0, "cuda:naive": 10.0,
+               "cuda:vec": 10.0}
+    shares = fanout.plan(_impls(), 2, earlier)
+    names = [[i.name for i in share] for share in shares]
+    assert all("torch:eager" in share for share in names)
+    assert "torch:compile" in names[0] and "triton:tuned" in names[1]  # the two longest apart
+    others = sorted(n for share in names for n in share if n != "torch:eager")
+    assert others == sorted(i.name for i in _impls() if i.name != "torch:eager")  # each row exactly once
+    order = [i.name for i in _impls()]
+    assert all(share == sorted(share, key=order.index) for share in names)  # in the op's order
+    assert len(fanout.plan(_impls(), 16)) == 5  # no lane without a row of its own
+
+
+def _part(gpu_rows, copy_gbps, eager_ms):
+    rows = [RowStatus(r, Status.OK) for r in gpu_rows]
+    timings = [Timing(r, "float32", "1M", median_ms=eager_ms if r == "torch:eager" else 1.0, q25_ms=0.9, q75_ms=1.1,
+                      bytes=8 << 20, flops=0, gbps=4.0, tflops=0.0) for r in gpu_rows]
+    return OpResult("gelu", "GELU", "memory", {"gpu": "NVIDIA H200", "host": "h"}, ceilings=Ceilings(copy_gbps),
+                    rows=rows, timings=timings,
+                    checks=[CheckResult(r, "float32", "1M", "random", seed=0, ok=True, status="ok") for r in gpu_rows],
+                    row_seconds={r: {"checks": 1.0} for r in gpu_rows})
+
+
+def test_the_merged_result_has_every_row_once_in_order_and_the_first_lanes_baseline():
+    impls = _impls()
+    a = _part(["cuda:naive", "torch:eager", "torch:compile"], 4000.0, eager_ms=2.0)
+    b = _part(["cuda:vec", "triton:basic", "triton:tuned", "torch:eager"], 4100.0, eager_ms=3.0)
+    merged = fanout.merge([a, b], impls, ["cuda:0", "cuda:1"])
+    assert [r.impl for r in merged.rows] == [i.name for i in impls]
+    eager = [t for t in merged.timings if t.impl == "torch:eager"]
+    assert len(eager) == 1 and eager[0].median_ms == 2.0
+    assert sum(c.impl == "torch:eager" for c in merged.checks) == 1
+    assert merged.ceilings.copy_gbps == 4000.0
+    assert merged.env["lanes"] == [{"gpu": "cuda:0", "rows": ["cuda:naive", "torch:eager", "torch:compile"],
+                                    "copy_gbps": 4000.0},
+                                   {"gpu": "cuda:1", "rows": ["cuda:vec", "triton:basic", "triton:tuned",
+                                                              "torch:eager"], "copy_gbps": 4100.0}]
+    assert set(merged.row_seconds) == {i.name for i in impls}
+
+
+def test_a_lost_lane_costs_its_own_rows_only():
+    impls = _impls()
+    share = [i for i in impls if i.name in ("cuda:vec", "triton:basic", "triton:tuned", "torch:eager")]
+    lost = fanout.lost_lane("gelu", share, "its process died", {})
+    a = _part(["cuda:naive", "torch:eager", "torch:compile"], 4000.0, eager_ms=2.0)
+    merged = fanout.merge([lost, a], impls, ["cuda:0", "cuda:1"])  # the lost lane listed first
+    status = {r.impl: r.status for r in merged.rows}
+    assert status["torch:eager"] == Status.OK and status["cuda:naive"] == Status.OK
+    assert status["cuda:vec"] == status["triton:tuned"] == Status.CRASHED
+    assert merged.env["host"] == "h"
+
+
+def test_earlier_row_seconds_come_from_the_full_results(tmp_path):
+    (tmp_path / "gelu.json").write_text('{"row_seconds": {"cuda:vec": {"checks": 2.0, "timing": 1.5}}}')
+    assert fanout.earlier_row_seconds(tmp_path, "gelu") == {"cuda:vec": 3.5}
+    assert fanout.earlier_row_seconds(tmp_path / "none", "gelu") == {}
+    assert fanout.earlier_row_seconds(Path(tmp_path), "add") == {}
