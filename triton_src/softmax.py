@@ -43,9 +43,9 @@ def softmax_basic_kernel(x_ptr, y_ptr, n_cols, BLOCK: tl.constexpr):
     tl.store(y_ptr + row * n_cols + cols, y.to(y_ptr.dtype.element_ty), mask=mask)
 
 
-@variant("basic")
-def basic(x: torch.Tensor) -> torch.Tensor:
-    check_inputs("softmax", ("x", x), ndim=2)
+# Each step's launcher takes an x already checked: the row checks it once (a check costs microseconds of host time,
+# which short rows would otherwise pay again for every step they are handed down through).
+def _basic(x: torch.Tensor) -> torch.Tensor:
     n_rows, n_cols = x.shape
     y = torch.empty_like(x)
     if x.numel() == 0:  # M = 0 or N = 0: nothing to do; a zero-sized grid is not a launch
@@ -55,6 +55,12 @@ def basic(x: torch.Tensor) -> torch.Tensor:
                          f"x has N = {n_cols} (shape {tuple(x.shape)}); use triton:tuned for longer rows")
     softmax_basic_kernel[(n_rows,)](x, y, n_cols, BLOCK=triton.next_power_of_2(n_cols))
     return y
+
+
+@variant("basic")
+def basic(x: torch.Tensor) -> torch.Tensor:
+    check_inputs("softmax", ("x", x), ndim=2)
+    return _basic(x)
 
 
 # ---- tiled: the tile and warps chosen from N and the element size. --------------------------------------------------
@@ -99,17 +105,21 @@ def softmax_rows_kernel(x_ptr, y_ptr, n_rows, n_cols, ROWS: tl.constexpr, BLOCK:
     tl.store(y_ptr + offsets, y.to(y_ptr.dtype.element_ty), mask=col_ok & (rows < n_rows)[:, None])
 
 
-@variant("tiled")
-def tiled(x: torch.Tensor) -> torch.Tensor:
-    check_inputs("softmax", ("x", x), ndim=2)
+def _tiled(x: torch.Tensor) -> torch.Tensor:
     n_rows, n_cols = x.shape
     if n_cols > MAX_CACHED_COLS or x.numel() == 0:
-        return basic(x)
+        return _basic(x)
     y = torch.empty_like(x)
     block = triton.next_power_of_2(n_cols)
     per_program = max(1, TILE_BYTES // (block * x.element_size()))
     softmax_rows_kernel[(triton.cdiv(n_rows, per_program),)](x, y, n_rows, n_cols, ROWS=per_program, BLOCK=block)
     return y
+
+
+@variant("tiled")
+def tiled(x: torch.Tensor) -> torch.Tensor:
+    check_inputs("softmax", ("x", x), ndim=2)
+    return _tiled(x)
 
 
 # ---- online: rows too long to hold, one pass for max and sum together, one to write. -------------------------------
@@ -153,15 +163,19 @@ def softmax_online_kernel(x_ptr, y_ptr, n_cols, BLOCK: tl.constexpr):
         tl.store(y_row + start + cols, (tl.exp(x - row_max) * inv_sum).to(y_ptr.dtype.element_ty), mask=mask)
 
 
-@variant("online")
-def online(x: torch.Tensor) -> torch.Tensor:
-    check_inputs("softmax", ("x", x), ndim=2)
+def _online(x: torch.Tensor) -> torch.Tensor:
     n_rows, n_cols = x.shape
     if n_cols <= MAX_CACHED_COLS or x.numel() == 0:
-        return tiled(x)
+        return _tiled(x)
     y = torch.empty_like(x)
     softmax_online_kernel[(n_rows,)](x, y, n_cols, BLOCK=ONLINE_BLOCK, num_warps=ONLINE_WARPS)
     return y
+
+
+@variant("online")
+def online(x: torch.Tensor) -> torch.Tensor:
+    check_inputs("softmax", ("x", x), ndim=2)
+    return _online(x)
 
 
 # ---- tuned: long rows too few to fill the GPU, each split across programs. ------------------------------------------
@@ -225,7 +239,7 @@ def tuned(x: torch.Tensor) -> torch.Tensor:
     block = SPLIT_BYTES // x.element_size()
     splits = triton.cdiv(n_cols, block)
     if n_cols <= MAX_CACHED_COLS or x.numel() == 0 or n_rows >= 2 * _sm_count(x.device) or splits > MAX_SPLITS:
-        return online(x)
+        return _online(x)
     y = torch.empty_like(x)
     part_max = torch.empty((n_rows, splits), device=x.device, dtype=torch.float32)
     part_sum = torch.empty_like(part_max)
