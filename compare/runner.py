@@ -33,11 +33,12 @@ class Options:
     graph: bool = False  # also time CUDA-graph replays (launch overhead removed)
     profile_check: bool = False  # also measure kernel time with torch.profiler and compare
     row_timeout_s: float = DEFAULT_ROW_TIMEOUT_S  # per step without progress (see isolate)
+    label: str = ""  # put before each line this run prints: which GPU's lane it is (compare.fanout)
 
 
 def _say(options: Options, text: str) -> None:
     if options.progress:
-        print(text, flush=True)
+        print(options.label + text if options.label else text, flush=True)
 
 
 def _dtypes(op: Op, options: Options) -> list[torch.dtype]:
