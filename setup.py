@@ -8,6 +8,7 @@ setup(
     packages=["compare", "specs", "triton_src", "cuda_src"],
     package_data={"cuda_src": ["*.cu", "*.cuh", "*.h"]},
     install_requires=["torch", "triton", "ninja", "tabulate", "numpy", "matplotlib"],
-    extras_require={"test": ["pytest"]},
+    # cluster: --cluster ADDRESS runs the rows as Ray tasks (compare/cluster.py); nothing else needs Ray.
+    extras_require={"test": ["pytest"], "cluster": ["ray>=2.40"]},
     entry_points={"console_scripts": ["kernel-lab=compare.cli:main"]},
 )

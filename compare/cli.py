@@ -129,6 +129,16 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--in-process", action="store_true",
                    help="run every row in this process instead of a worker (easier to debug; one crash then "
                         "ends the run)")
+    p.add_argument("--gpus", metavar="WHICH",
+                   help="share each op's rows out over several GPUs of this host: 'all', a count (2: the first two) "
+                        "or indices (0,2); each GPU measures its own ceilings, GPUs of different models write a "
+                        "results folder each")
+    p.add_argument("--cluster", metavar="ADDRESS",
+                   help="run the rows as Ray tasks of one GPU each on the Ray cluster at ADDRESS ('auto': the one "
+                        "this machine belongs to), one results folder per GPU model that answered; needs the "
+                        "optional extra: pip install -e \".[cluster]\"")
+    p.add_argument("--gpu-type", metavar="TYPE",
+                   help="with --cluster: only GPUs of this Ray accelerator type, e.g. H100")
     p.add_argument("--sanitize", action="store_true",
                    help="instead of checking and timing: run every CUDA and Triton row under NVIDIA's "
                         "compute-sanitizer at a few small check shapes (memcheck, and racecheck for rows that use "
@@ -146,6 +156,12 @@ def main(argv: list[str] | None = None) -> int:
         from . import summary
 
         return summary.main(parser, args)
+    spread = [name for name, value in (("--gpus", args.gpus), ("--cluster", args.cluster)) if value]
+    clashing = [name for name, value in (("--in-process", args.in_process), ("--sanitize", args.sanitize)) if value]
+    if len(spread) > 1 or (spread and clashing):
+        parser.error(f"{' and '.join(spread + clashing)} cannot be used together")
+    if args.gpu_type and not args.cluster:
+        parser.error("--gpu-type chooses GPUs of a Ray cluster: give --cluster ADDRESS too")
     # Before any work: a typo in --out should cost nothing, not a run whose results then cannot be written.
     if args.out is not None and (problem := out_problem(Path(args.out), is_file=args.sanitize)):
         parser.error(f"argument --out: {problem}")
@@ -184,7 +200,7 @@ def run(parser: argparse.ArgumentParser, args: argparse.Namespace, argv: list[st
         return sanitize.main(chosen, {op.name: rows[op.name][0] for op in chosen}, dtypes=args.dtypes,
                              sizes=args.sizes, out=args.out, seed=args.seed, timeout_s=args.row_timeout)
 
-    from . import paths, report, runner
+    from . import cluster, fanout, paths, report, runner
 
     if not env.has_gpu():
         print("\n".join(cpu_run_notes(args, ops, rows)) + "\n", flush=True)
@@ -202,22 +218,41 @@ def run(parser: argparse.ArgumentParser, args: argparse.Namespace, argv: list[st
             continue
         print(f"== {op.name}", flush=True)
         try:
-            result = runner.run_op(op, dataclasses.replace(options, impls=patterns))
+            results = _run_op(op, dataclasses.replace(options, impls=patterns), chosen, args)
         except (discover.UnknownOp, discover.SpecError) as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
-        report.print_terminal(result, show_inductor=args.show == "inductor")
-        if args.out is None:
-            out_dir, why = paths.default_out_dir_and_reason(args.quick, op.name, filtered_by)
-        else:
-            out_dir, why = Path(args.out), ""
-        written = report.write_files(result, out_dir, command)
-        print(f"\nwrote {', '.join(env.relpath(p) for p in written.values())}" + (f"\n  ({why})" if why else ""))
-        failed += [f"{op.name} {r.impl}: {r.status}" for r in result.failed_rows()]
+        except (fanout.GpuChoiceError, cluster.ClusterError) as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        for result in results:
+            report.print_terminal(result, show_inductor=args.show == "inductor")
+            gpu = result.env.get("gpu")
+            if args.out is None:
+                out_dir, why = paths.default_out_dir_and_reason(args.quick, op.name, filtered_by, gpu=gpu)
+            else:  # several GPU models (--gpus, --cluster): a folder each inside the one asked for
+                out_dir, why = (Path(args.out) / env.gpu_slug(gpu) if len(results) > 1 else Path(args.out)), ""
+            written = report.write_files(result, out_dir, command)
+            print(f"\nwrote {', '.join(env.relpath(p) for p in written.values())}" + (f"\n  ({why})" if why else ""))
+            failed += [f"{op.name} {r.impl}: {r.status}" for r in result.failed_rows()]
     if failed:
         print("\nFAILED:\n  " + "\n  ".join(failed), file=sys.stderr)
         return 1
     return 0
+
+
+def _run_op(op, options, impls: list, args: argparse.Namespace) -> list:
+    """One op's results: one, from this process's GPU; or with --gpus / --cluster, one per GPU model that ran it."""
+    from . import cluster, fanout, runner
+
+    if args.cluster:
+        return cluster.run(op.name, impls, options, args.cluster, args.gpu_type)
+    if args.gpus:
+        import torch
+
+        devices = fanout.parse_gpus(args.gpus, torch.cuda.device_count())
+        return fanout.run_local(op.name, impls, options, devices)
+    return [runner.run_op(op, options, impls)]
 
 
 def out_problem(path: Path, is_file: bool = False) -> str | None:

@@ -130,6 +130,7 @@ def lost_lane(op_name: str, impls: list[discover.Impl], why: str, env_info: dict
 def _lane_main(op_name: str, impls: list[discover.Impl], options, conn) -> None:
     from . import runner
 
+    env.use_triton_interpreter_if_no_gpu()  # as the command line does, before any row is imported
     try:
         result = runner.run_op(discover.load_op(op_name), options, impls)
         conn.send(("ok", result))

@@ -9,21 +9,23 @@ from pathlib import Path
 from . import env
 
 
-def default_out_dir(quick: bool, op: str, filtered_by: list[str] | tuple[str, ...] = ()) -> Path:
+def default_out_dir(quick: bool, op: str, filtered_by: list[str] | tuple[str, ...] = (), gpu: str | None = None
+                    ) -> Path:
     """results/<gpu>/; see default_out_dir_and_reason."""
-    return default_out_dir_and_reason(quick, op, filtered_by)[0]
+    return default_out_dir_and_reason(quick, op, filtered_by, gpu)[0]
 
 
-def default_out_dir_and_reason(quick: bool, op: str,
-                               filtered_by: list[str] | tuple[str, ...] = ()) -> tuple[Path, str]:
+def default_out_dir_and_reason(quick: bool, op: str, filtered_by: list[str] | tuple[str, ...] = (),
+                               gpu: str | None = None) -> tuple[Path, str]:
     """Where an op's results go when no --out is given, and why there, in words for the terminal ("" for the full
     results' own folder, results/<gpu>/).
 
     Only a full run writes results/<gpu>/<op>.*: a --quick run goes to …/quick/, and a run filtered by the options
     named in filtered_by (--impls, --dtypes, --sizes) to …/partial/, so that neither replaces the full results with
     a few rows, dtypes or sizes. Results never overwrite those of another GPU model, nor those of another host with
-    the same GPU: if <op>.json in the chosen folder came from a different host, this host's go to <folder>/<host>/."""
-    full = env.ROOT / "results" / env.gpu_slug()
+    the same GPU: if <op>.json in the chosen folder came from a different host, this host's go to <folder>/<host>/.
+    gpu: the GPU model that ran the rows, where that is not this process's (--gpus, --cluster)."""
+    full = env.ROOT / "results" / env.gpu_slug(gpu)
     if quick:
         base, why = full / "quick", f"--quick times two sizes; the full results stay in {env.relpath(full)}/"
     elif filtered_by:
