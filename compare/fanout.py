@@ -93,7 +93,7 @@ def merge(parts: list[OpResult], impls: list[discover.Impl], lanes: list[str]) -
     ceilings are the first lane's; env["lanes"] says which GPU ran which rows and what each one's ceilings were."""
     first = next((p for p in parts if "host" in p.env), parts[0])  # a lost lane's result has no measurements
     merged = dataclasses.replace(first, rows=[], checks=[], timings=[], loc=[], build=[], jit=[], captures=[],
-                                 kernels=[], row_seconds={}, isolation=dict(first.isolation))
+                                 kernels=[], row_seconds={}, isolation=dict(first.isolation), ladder=[])
     seen: set[str] = set()
     for part in [first] + [p for p in parts if p is not first]:  # the baseline row from the first
         own = {r.impl for r in part.rows} - seen
@@ -112,6 +112,8 @@ def merge(parts: list[OpResult], impls: list[discover.Impl], lanes: list[str]) -
                     merged.isolation[key] = round(merged.isolation.get(key, 0) + part.isolation[key], 3)
     order = {i.name: n for n, i in enumerate(impls)}
     merged.rows.sort(key=lambda r: order.get(r.impl, len(order)))
+    steps = {(s.backend, s.impl): s for part in parts for s in part.ladder}  # each lane read its rows' files
+    merged.ladder = sorted(steps.values(), key=lambda s: (s.backend != "cuda", s.source.rsplit(":", 1)[0], s.number))
     merged.env = dict(first.env)
     merged.env["lanes"] = [{"gpu": lane, "rows": [r.impl for r in part.rows],
                             "copy_gbps": part.ceilings.copy_gbps} for lane, part in zip(lanes, parts)]

@@ -252,6 +252,7 @@ def sections(result: OpResult, command: str = "", plot: str | None = None,
               "before each call; an element passes when |out − ref| ≤ atol + rtol·|ref|; err/tol is the worst "
               "element's error over its bound (≤ 1 passes). Every case is in the JSON."))
     out += timing_sections(result)
+    out += ladder_sections(result)
     if plot:
         out.append(Section(prose=f"![throughput]({plot})", in_terminal=False))
     out.append(Section("Kernels launched by one call (profiler)", heading="Kernels launched",
@@ -314,6 +315,46 @@ def timing_sections(result: OpResult) -> list[Section]:
     return out
 
 
+LADDER_NOTE = ("each kernel file's steps, from the version map it opens with, and what each bought at the op's "
+               "ladder cells: throughput, × the last step timed there, and in brackets the fraction of {ceiling}")
+
+
+def ladder_sections(result: OpResult) -> list[Section]:
+    """Per side (CUDA, Triton): the steps in the order of the file's version map, each with its change and, per
+    ladder cell, its throughput, its gain over the step before and its fraction of the ceiling."""
+    from .ladder import Step, ladder
+
+    memory = result.roofline == "memory"
+    ceiling = "a copy of the same bytes" if memory else "torch:eager (the vendor library)"
+    passed = {r.impl for r in result.rows if r.status == "ok"}
+    timings = [t for t in result.timings if t.impl in passed and not t.implausible]
+    out = []
+    for backend, side in (("cuda", "CUDA"), ("triton", "Triton")):
+        steps = [s for s in result.ladder if s.backend == backend]
+        if not steps or not result.ladder_cells:
+            continue
+        as_steps = [Step(s.number, s.impl.split(":", 1)[1], s.change, 0) for s in steps]
+        rows = []
+        for step, row in zip(steps, ladder(as_steps, backend, timings, result.ladder_cells, memory)):
+            cells = []
+            for cell in row.cells.values():
+                if cell is None:
+                    cells.append("")
+                    continue
+                rate, gain, fraction = cell
+                cells.append(f"{rate:.0f}" + (f" ×{gain:.2f}" if gain else "")
+                             + (f" ({fraction:.2f})" if fraction is not None else ""))
+            rows.append([f"v{step.number}", step.impl, step.change, *cells])
+        unit = "GB/s" if memory else "TFLOP/s"
+        headers = ["step", "row", "what it changes"] + [f"{d} {s}, {unit}" for d, s in result.ladder_cells]
+        out.append(Section(f"Ladder, {side}: {LADDER_NOTE.format(ceiling=ceiling)}", heading=f"Ladder, {side}",
+                           prose=f"The steps of {steps[0].source.rsplit(':', 1)[0]}: "
+                                 f"{LADDER_NOTE.format(ceiling=ceiling)}. An empty cell: the step failed, was not "
+                                 "timed there, or does not take that dtype.",
+                           headers=headers, rows=rows, as_formatted=True))
+    return out
+
+
 def print_terminal(result: OpResult, show_inductor: bool = False) -> None:
     for s in sections(result, show_inductor=show_inductor):
         if not s.shown(markdown=False):
@@ -371,6 +412,7 @@ def to_json(result: OpResult, command: str) -> dict:
         "row_seconds": result.row_seconds,
         "torch_compile": captures,
         "isolation": result.isolation,
+        "ladder": {"steps": rows(result.ladder), "cells": [list(c) for c in result.ladder_cells]},
     }
 
 

@@ -106,6 +106,17 @@ class KernelAccount:
 
 
 @dataclasses.dataclass
+class LadderStep:
+    """One line of a kernel file's version map: the row it is and what it changes against the step before."""
+
+    backend: str  # "cuda" or "triton"
+    number: int
+    impl: str  # "cuda:warp"
+    change: str
+    source: str  # "cuda_src/softmax.cu:12"
+
+
+@dataclasses.dataclass
 class Ceilings:
     """What the rows are measured against, measured in the same run in a worker that loaded no row."""
 
@@ -152,6 +163,10 @@ class OpResult(RowRecords):
     row_seconds: dict[str, dict[str, float]] = dataclasses.field(default_factory=dict)  # per row, wall time per phase
     seed: int = 0
     isolation: dict = dataclasses.field(default_factory=dict)
+    # The kernel files' version maps (compare.ladder), per side in ladder order, and the (dtype, shape) cells where
+    # the report shows what each step bought (the spec's ladder_cells that were timed).
+    ladder: list[LadderStep] = dataclasses.field(default_factory=list)
+    ladder_cells: list[tuple[str, str]] = dataclasses.field(default_factory=list)
 
     def add(self, row: RowOutcome) -> None:
         """A row's records, after those of the rows before it."""

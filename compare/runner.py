@@ -13,9 +13,10 @@ import dataclasses
 import time
 import torch
 
-from . import accounting, callgraph, check, count, discover, env, isolate, schedule, timing
+from . import accounting, callgraph, check, count, discover, env, isolate, ladder, schedule, timing
 from .isolate import DEFAULT_ROW_TIMEOUT_S, RowFailure
-from .results import CudaKernelBuild, JitRecord, OpResult, RowOutcome, RowStatus, Status, TritonKernelBuild
+from .results import (CudaKernelBuild, JitRecord, LadderStep, OpResult, RowOutcome, RowStatus, Status,
+                      TritonKernelBuild)
 from .spec import Op
 
 
@@ -69,8 +70,12 @@ def run_op(op: Op, options: Options, impls: list[discover.Impl] | None = None) -
         elif impl.backend == "triton":
             result.loc.append(count.count_triton(impl.source, impl.variant, impl.name))
 
+    _read_ladder(op, impls, result)
     # The ceilings first, in a worker that has loaded no row's code.
     timed = schedule.timed_shapes(op, options.quick, options.sizes) if options.time and gpu else []
+    timed_cells = {(schedule.dtype_name(d), op.describe_shape(s)) for d in _dtypes(op, options) for s in timed}
+    result.ladder_cells = [c for c in ((schedule.dtype_name(d), op.describe_shape(s)) for d, s in op.ladder())
+                           if c in timed_cells]
     if timed:
         with _pool(options) as pool:
             _measure_ceilings(pool, op, options, timed, result)
@@ -108,6 +113,16 @@ def run_op(op: Op, options: Options, impls: list[discover.Impl] | None = None) -
     _refuse_implausible(result, status)
     result.rows = [status[i.name] for i in impls]
     return result
+
+
+def _read_ladder(op: Op, impls, result: OpResult) -> None:
+    """The steps of the kernel files the selected rows come from, in their maps' order (compare.ladder)."""
+    for backend in ("cuda", "triton"):
+        sources = {i.source for i in impls if i.backend == backend and i.source is not None}
+        for source in sorted(sources):
+            for step in ladder.version_map(source):
+                result.ladder.append(LadderStep(backend, step.number, f"{backend}:{step.variant}", step.change,
+                                                f"{env.relpath(source)}:{step.line}"))
 
 
 def _build_cuda(op: Op, impls, options: Options, gpu: bool, status: dict, result: OpResult) -> None:

@@ -87,3 +87,37 @@ def test_every_kernel_file_of_the_lab_has_a_map_that_matches_its_rows(op):
                                 ("triton", discover.triton_source(op), discover.triton_variants(op))):
         if path.exists():
             assert ladder.map_problems(path, backend, rows) == []
+
+
+def test_the_report_shows_each_step_with_its_change_and_gain():
+    from compare import report
+    from compare.results import LadderStep, OpResult, RowStatus
+    from compare.timing import Timing
+
+    def timing(impl, gbps):
+        return Timing(impl, "float32", "64M", median_ms=1.0, q25_ms=0.9, q75_ms=1.1, bytes=1, flops=0, gbps=gbps,
+                      tflops=0.0, fraction_of_ceiling=gbps / 4000, fraction_of_same_bytes_copy=gbps / 4100)
+
+    result = OpResult("gelu", "GELU", "memory", {}, rows=[RowStatus("cuda:naive", "ok"), RowStatus("cuda:vec", "ok")],
+                      timings=[timing("cuda:naive", 2050.0), timing("cuda:vec", 4100.0)],
+                      ladder=[LadderStep("cuda", 1, "cuda:naive", "one thread per element", "cuda_src/gelu.cu:10"),
+                              LadderStep("cuda", 2, "cuda:vec", "128-bit packets", "cuda_src/gelu.cu:11")],
+                      ladder_cells=[("float32", "64M")])
+    (section,) = report.ladder_sections(result)
+    assert section.heading == "Ladder, CUDA" and "cuda_src/gelu.cu" in section.prose
+    assert section.rows == [["v1", "cuda:naive", "one thread per element", "2050 (0.50)"],
+                            ["v2", "cuda:vec", "128-bit packets", "4100 ×2.00 (1.00)"]]
+    result.rows[1] = RowStatus("cuda:vec", "FAIL", "wrong")  # a failed step's speed is not shown
+    assert report.ladder_sections(result)[0].rows[1][3] == ""
+
+
+def test_a_run_reads_the_steps_of_the_files_its_rows_come_from():
+    from compare import runner
+    from compare.results import OpResult
+
+    op = discover.load_op("softmax")
+    impls = [i for i in discover.implementations(op) if i.backend == "cuda"]
+    result = OpResult("softmax", "", "memory", {})
+    runner._read_ladder(op, impls, result)
+    assert [s.impl for s in result.ladder] == [f"cuda:{v}" for v in discover.cuda_variants("softmax")]
+    assert all(s.source.startswith("cuda_src/softmax.cu:") for s in result.ladder)
