@@ -226,13 +226,13 @@ def run(parser: argparse.ArgumentParser, args: argparse.Namespace, argv: list[st
             print(f"error: {exc}", file=sys.stderr)
             return 2
         for result in results:
-            report.print_terminal(result, show_inductor=args.show == "inductor")
             gpu = result.env.get("gpu")
             if args.out is None:
                 out_dir, why = paths.default_out_dir_and_reason(args.quick, op.name, filtered_by, gpu=gpu)
             else:  # several GPU models (--gpus, --cluster): a folder each inside the one asked for
                 out_dir, why = (Path(args.out) / env.gpu_slug(gpu) if len(results) > 1 else Path(args.out)), ""
             written = report.write_files(result, out_dir, command)
+            report.print_terminal(result, show_inductor=args.show == "inductor")
             print(f"\nwrote {', '.join(env.relpath(p) for p in written.values())}" + (f"\n  ({why})" if why else ""))
             failed += [f"{op.name} {r.impl}: {r.status}" for r in result.failed_rows()]
     if failed:

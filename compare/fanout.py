@@ -93,7 +93,8 @@ def merge(parts: list[OpResult], impls: list[discover.Impl], lanes: list[str]) -
     ceilings are the first lane's; env["lanes"] says which GPU ran which rows and what each one's ceilings were."""
     first = next((p for p in parts if "host" in p.env), parts[0])  # a lost lane's result has no measurements
     merged = dataclasses.replace(first, rows=[], checks=[], timings=[], loc=[], build=[], jit=[], captures=[],
-                                 kernels=[], row_seconds={}, isolation=dict(first.isolation), ladder=[])
+                                 kernels=[], row_seconds={}, isolation=dict(first.isolation), ladder=[],
+                                 phases={})
     seen: set[str] = set()
     for part in [first] + [p for p in parts if p is not first]:  # the baseline row from the first
         own = {r.impl for r in part.rows} - seen
@@ -106,6 +107,8 @@ def merge(parts: list[OpResult], impls: list[discover.Impl], lanes: list[str]) -
         for field in ("checks", "timings", "loc", "build", "jit", "captures", "kernels"):
             getattr(merged, field).extend(x for x in getattr(part, field) if keep(x))
         merged.row_seconds.update({row: s for row, s in part.row_seconds.items() if row in own})
+        for phase, seconds in part.phases.items():  # summed over the lanes: GPU-seconds, not the run's wall time
+            merged.phases[phase] = round(merged.phases.get(phase, 0.0) + seconds, 2)
         if part is not first:
             for key in ("worker_starts", "worker_start_s"):
                 if key in part.isolation:

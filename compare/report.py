@@ -13,6 +13,7 @@ import io
 import json
 import os
 import re
+import time
 from collections import defaultdict
 from pathlib import Path
 
@@ -275,6 +276,7 @@ def sections(result: OpResult, command: str = "", plot: str | None = None,
     if show_inductor:
         out += [Section(f"# ---- {c.impl} {c.dtype} {c.shape} ----", code=c.code, in_markdown=False)
                 for c in result.captures]
+    out += phases_section(result)
     out.append(dataclasses.replace(rows, in_markdown=False))
     return out
 
@@ -355,6 +357,25 @@ def ladder_sections(result: OpResult) -> list[Section]:
     return out
 
 
+PHASES_NOTE = ("wall seconds of this run per phase: the op's own (counting lines, the ceilings, building the .cu "
+               "files) and the rows', summed over the rows (each row in its own worker process: load, checks, "
+               "timing, kernel accounting, torch.compile capture); the checks include each row's first call at "
+               "every shape and dtype, and the lines 'of the checks' say how much of them that was")
+
+
+def phases_section(result: OpResult) -> list[Section]:
+    if not result.phases:
+        return []
+    own = {k: v for k, v in result.phases.items() if not k.startswith("of the checks")}
+    total = sum(own.values())
+    rows = [[phase, f"{s:.1f}", f"{s / total:.0%}" if total else ""] for phase, s in result.phases.items()]
+    rows.append(["total", f"{total:.1f}", ""])
+    return [Section("Where the time went (wall seconds per phase; rows' phases summed over the rows)",
+                    heading="Where the time went",
+                    prose=f"Where the time went: {PHASES_NOTE}.", headers=["phase", "seconds", "share"], rows=rows,
+                    as_formatted=True)]
+
+
 def print_terminal(result: OpResult, show_inductor: bool = False) -> None:
     for s in sections(result, show_inductor=show_inductor):
         if not s.shown(markdown=False):
@@ -413,6 +434,7 @@ def to_json(result: OpResult, command: str) -> dict:
         "torch_compile": captures,
         "isolation": result.isolation,
         "ladder": {"steps": rows(result.ladder), "cells": [list(c) for c in result.ladder_cells]},
+        "phases": result.phases,
     }
 
 
@@ -487,7 +509,10 @@ def _short_shape(shape: str) -> str:
 def write_files(result: OpResult, out_dir: Path, command: str) -> dict[str, Path]:
     out_dir = Path(out_dir)
     written = {}
+    start = time.perf_counter()
     png = plot_png(result)
+    # The plot is most of the report's time; the tables and files that follow take milliseconds.
+    result.phases["report (plot)"] = round(time.perf_counter() - start, 2)
     files = {"command": command, "plot": f"{result.op}.png" if png else None}
     if png:
         written["png"] = out_dir / f"{result.op}.png"

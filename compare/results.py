@@ -166,6 +166,8 @@ class OpResult(RowRecords):
     # The kernel files' version maps (compare.ladder), per side in ladder order, and the (dtype, shape) cells where
     # the report shows what each step bought (the spec's ladder_cells that were timed).
     ladder: list[LadderStep] = dataclasses.field(default_factory=list)
+    # Wall seconds per phase of the whole op (compare.runner._sum_phases); "rows: <phase>" summed over the rows
+    phases: dict[str, float] = dataclasses.field(default_factory=dict)
     ladder_cells: list[tuple[str, str]] = dataclasses.field(default_factory=list)
 
     def add(self, row: RowOutcome) -> None:

@@ -17,6 +17,7 @@ from . import accounting, callgraph, check, count, discover, env, isolate, ladde
 from .isolate import DEFAULT_ROW_TIMEOUT_S, RowFailure
 from .results import (CudaKernelBuild, JitRecord, LadderStep, OpResult, RowOutcome, RowStatus, Status,
                       TritonKernelBuild)
+from .progress import Progress, Silent
 from .spec import Op
 
 
@@ -37,9 +38,16 @@ class Options:
     label: str = ""  # put before each line this run prints: which GPU's lane it is (compare.fanout)
 
 
+# The progress line of the run in this process (compare.progress): silent off a terminal and in the lanes of a
+# multi-GPU run, whose lines say which lane they come from instead.
+_display: Progress = Silent()
+
+
 def _say(options: Options, text: str) -> None:
     if options.progress:
+        _display.clear()
         print(options.label + text if options.label else text, flush=True)
+        _display.redraw()
 
 
 def _dtypes(op: Op, options: Options) -> list[torch.dtype]:
@@ -59,28 +67,35 @@ def _pool(options: Options):
 
 def run_op(op: Op, options: Options, impls: list[discover.Impl] | None = None) -> OpResult:
     """Every row of the op (or the given ones: tests plant rows from other files) through the schedule."""
+    global _display
     result = OpResult(op.name, op.summary, op.roofline, env.describe(), seed=options.seed)
     impls = discover.select(discover.implementations(op), options.impls) if impls is None else impls
     gpu = env.has_gpu()
     status: dict[str, RowStatus] = {i.name: RowStatus(i.name, Status.OK) for i in impls}
+    clock = _PhaseClock(result.phases)
+    _display = Progress() if options.progress and not options.label else Silent()
+    _display.start_op(op.name, len(impls))
 
-    for impl in impls:
-        if impl.backend == "cuda":
-            result.loc.append(count.count_cuda(impl.source, impl.variant, impl.name))
-        elif impl.backend == "triton":
-            result.loc.append(count.count_triton(impl.source, impl.variant, impl.name))
-
-    _read_ladder(op, impls, result)
+    with clock("count lines"):
+        for impl in impls:
+            if impl.backend == "cuda":
+                result.loc.append(count.count_cuda(impl.source, impl.variant, impl.name))
+            elif impl.backend == "triton":
+                result.loc.append(count.count_triton(impl.source, impl.variant, impl.name))
+        _read_ladder(op, impls, result)
     # The ceilings first, in a worker that has loaded no row's code.
     timed = schedule.timed_shapes(op, options.quick, options.sizes) if options.time and gpu else []
     timed_cells = {(schedule.dtype_name(d), op.describe_shape(s)) for d in _dtypes(op, options) for s in timed}
     result.ladder_cells = [c for c in ((schedule.dtype_name(d), op.describe_shape(s)) for d, s in op.ladder())
                            if c in timed_cells]
     if timed:
-        with _pool(options) as pool:
+        _display.phase("ceilings")
+        with clock("ceilings"), _pool(options) as pool:
             _measure_ceilings(pool, op, options, timed, result)
 
-    _build_cuda(op, impls, options, gpu, status, result)
+    _display.phase("build")
+    with clock("build (CUDA)"):
+        _build_cuda(op, impls, options, gpu, status, result)
     capability = torch.cuda.get_device_capability() if gpu else None
     for impl in impls:
         if status[impl.name].status == Status.OK and not gpu and impl.needs_gpu:
@@ -94,6 +109,7 @@ def run_op(op: Op, options: Options, impls: list[discover.Impl] | None = None) -
     if runnable:
         upcoming.launch()
     for n, impl in enumerate(runnable):
+        _display.start_row(n + 1, impl.name)
         _say(options, f"  {impl.name}")
         pool, upcoming = upcoming, _pool(options)
         if n + 1 < len(runnable):
@@ -107,12 +123,28 @@ def run_op(op: Op, options: Options, impls: list[discover.Impl] | None = None) -
         if outcome.status.status != Status.OK:
             _say(options, f"    {outcome.status.status}: {outcome.status.message.splitlines()[0]}")
     upcoming.close()
+    _display.clear()
+    _sum_phases(result)
     result.isolation = {"enabled": options.isolate, "worker_starts": starts, "worker_start_s": round(start_s, 3),
                         "worker_per_row": True, "next_worker_started_during_the_row_before": True}
     relate_to_ceilings(result)
     _refuse_implausible(result, status)
     result.rows = [status[i.name] for i in impls]
     return result
+
+
+def _sum_phases(result: OpResult) -> None:
+    """The op's time per phase: its own (counting, ceilings, build) and the rows' (summed over rows), with the parts
+    of the checks that were first calls: a Triton row's JIT compilation and autotuning, torch.compile's
+    compilation, at each shape and dtype."""
+    for seconds in result.row_seconds.values():
+        for phase, s in seconds.items():
+            result.phases[f"rows: {phase}"] = round(result.phases.get(f"rows: {phase}", 0.0) + s, 2)
+    for label, prefix in (("of the checks: Triton first calls (JIT, autotuning)", "triton:"),
+                          ("of the checks: torch.compile first calls (compilation)", "torch:compile")):
+        first_calls = sum(c.warmup_s or 0.0 for c in result.checks if c.impl.startswith(prefix))
+        if first_calls:
+            result.phases[label] = round(first_calls, 2)
 
 
 def _read_ladder(op: Op, impls, result: OpResult) -> None:
@@ -211,7 +243,10 @@ def run_row(pool, op: Op, impl: discover.Impl, options: Options, timed: list) ->
     try:
         first_of_dtype = set()
         with clock("checks"):
-            for case in schedule.check_cases(op, impl.name, dtypes, gpu, timed, options.seed):
+            cases = schedule.check_cases(op, impl.name, dtypes, gpu, timed, options.seed)
+            _display.phase("checks", len(cases))
+            for case in cases:
+                _display.step()
                 result = _check(pool, op, impl, case, device)
                 out.checks.append(result)
                 if case.dtype not in first_of_dtype and impl.backend == "triton" and result.warmup_s is not None:
@@ -231,10 +266,12 @@ def run_row(pool, op: Op, impl: discover.Impl, options: Options, timed: list) ->
                 _time_row(pool, op, impl, dtypes, device, options, timed, out)
             if out.status.status == Status.OK:
                 with clock("kernel accounting"):
+                    _display.phase("kernel accounting")
                     _account_kernels(pool, op, impl, dtypes, device, timed, options.seed, out)
         # Checked again on fresh inputs once it has been called many times: an implementation must not change its
         # answers when warm, nor serve a result cached from earlier inputs.
         with clock("checks"):
+            _display.phase("checks after timing")
             for case in schedule.recheck_cases(op, impl.name, dtypes, gpu, timed, options.seed):
                 out.checks.append(_check(pool, op, impl, case, device))
     except _RowStopped as stopped:
@@ -326,7 +363,10 @@ def _capture(pool, op: Op, impl, dtypes, device, options: Options, out: RowOutco
 
 def _time_row(pool, op: Op, impl, dtypes, device, options: Options, timed, out: RowOutcome) -> None:
     l2 = timing.l2_bytes(device)
-    for cell in schedule.timed_cells(op, impl.name, dtypes, timed, l2, options.seed):
+    cells = schedule.timed_cells(op, impl.name, dtypes, timed, l2, options.seed)
+    _display.phase("timing", len(cells))
+    for cell in cells:
+        _display.step()
         dtype, shape = schedule.dtype_name(cell.dtype), op.describe_shape(cell.shape)
         sets = [check.make_inputs(op, cell.shape, cell.dtype, device, seed) for seed in cell.seeds]
         pristine = [tuple(t.clone() for t in s) for s in sets]

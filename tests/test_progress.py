@@ -48,3 +48,19 @@ def test_clear_erases_the_line_it_drew():
     drawn = out.getvalue()
     p.clear()
     assert out.getvalue().endswith("\r" + " " * len(drawn.lstrip("\r").rstrip()) + "\r")
+
+
+def test_a_run_ends_with_where_its_time_went_in_terminal_md_and_json(tmp_path, capsys):
+    import json
+
+    from compare import cli
+
+    out = tmp_path / "results"
+    assert cli.main(["gelu", "--impls", "triton:basic", "--no-capture", "--out", str(out)]) == 0
+    data = json.loads((out / "gelu.json").read_text())
+    phases = data["phases"]
+    assert {"count lines", "build (CUDA)", "rows: load", "rows: checks", "report (plot)"} <= set(phases)
+    assert phases["rows: checks"] == round(data["row_seconds"]["triton:basic"]["checks"], 2)
+    assert 0 < phases["of the checks: Triton first calls (JIT, autotuning)"] <= phases["rows: checks"]
+    assert "## Where the time went" in (out / "gelu.md").read_text()
+    assert "Where the time went" in capsys.readouterr().out
