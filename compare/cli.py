@@ -8,7 +8,6 @@ import math
 import os
 import re
 import shlex
-import shutil
 import sys
 import tempfile
 import warnings
@@ -116,6 +115,10 @@ def make_parser() -> argparse.ArgumentParser:
                    help="base seed of the random check inputs, 0 or more (default 0)")
     p.add_argument("--no-time", action="store_true", help="check only; skip timing")
     p.add_argument("--no-capture", action="store_true", help="skip capturing torch.compile output")
+    p.add_argument("--cold", action="store_true",
+                   help="compile Triton kernels and torch.compile graphs into empty caches, as on a fresh machine "
+                        "(default: keep them between runs in the lab's cache folder, with Triton's autotuning "
+                        "results; the report then gives the cold first call recorded when the cache was filled)")
     p.add_argument("--show", choices=["inductor"], help="print the code torch.compile generated")
     p.add_argument("--graph", action="store_true",
                    help="also time each call as a CUDA-graph replay, for sizes where launch overhead dominates")
@@ -166,10 +169,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.out is not None and (problem := out_problem(Path(args.out), is_file=args.sanitize)):
         parser.error(f"argument --out: {problem}")
 
-    from . import env
+    from . import caches, env
 
     env.use_triton_interpreter_if_no_gpu()
-    with interpreter_warnings_hidden(), fresh_compile_caches():
+    with interpreter_warnings_hidden(), caches.compile_caches(cold=args.cold):
         return run(parser, args, argv)
 
 
@@ -304,30 +307,6 @@ def interpreter_warnings_hidden():
             del os.environ["PYTHONWARNINGS"]
         else:
             os.environ["PYTHONWARNINGS"] = saved
-
-
-# Where Triton and torch.compile (inductor) keep compiled kernels between runs.
-COMPILE_CACHE_VARIABLES = ("TRITON_CACHE_DIR", "TORCHINDUCTOR_CACHE_DIR")
-
-
-@contextlib.contextmanager
-def fresh_compile_caches():
-    """Triton's JIT time and torch.compile's compile time are part of the comparison: compile into empty caches in
-    a temporary folder, unless the user chose a cache folder, and remove that folder at the end (after an error
-    too), so a run leaves nothing in the temporary directory. A cache folder the user chose is left alone."""
-    unset = [name for name in COMPILE_CACHE_VARIABLES if not os.environ.get(name)]
-    if not unset:
-        yield
-        return
-    folder = tempfile.mkdtemp(prefix="lab-compile-cache-")
-    for name in unset:
-        os.environ[name] = os.path.join(folder, name.removesuffix("_CACHE_DIR").lower())
-    try:
-        yield
-    finally:
-        for name in unset:
-            os.environ.pop(name, None)
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 def choose_rows(ops: list, patterns: list[str] | None, across_ops: bool) -> dict[str, tuple[list[str] | None, list]]:

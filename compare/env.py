@@ -151,6 +151,7 @@ def describe() -> dict:
         "nvcc": nvcc_version(),
         "git_revision": git_revision(),
         "triton_interpreter": interpreting(),
+        "compile_caches": os.environ.get("LAB_COMPILE_CACHES", "as Triton and torch set them"),
     }
     if has_gpu():
         props = torch.cuda.get_device_properties(0)

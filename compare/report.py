@@ -146,7 +146,9 @@ def build_table(result: OpResult) -> list[list]:
             rows.append([b.impl, f"{b.kernel} ({b.variants} compiled variants)", "", b.registers, b.spills,
                          b.shared_bytes])
     for j in result.jit:
-        rows.append([j.impl, f"first call, {j.dtype} (JIT compile + autotune)", f"{j.first_call_s:.2f}", "", "", ""])
+        when = (f"{j.first_call_s:.2f}" if j.cold or j.cold_first_call_s is None
+                else f"{j.cold_first_call_s:.2f} cold / {j.first_call_s:.2f} warm")
+        rows.append([j.impl, f"first call, {j.dtype} (JIT compile + autotune)", when, "", "", ""])
     return rows
 
 
@@ -268,8 +270,10 @@ def sections(result: OpResult, command: str = "", plot: str | None = None,
         "Build", heading="Build and resources", headers=BUILD_HEADERS, rows=build_table(result),
         empty_in_markdown=True,
         prose="CUDA: `load_inline` cold build of the whole .cu (all its variants) / warm load from the cache, and "
-              "ptxas's report per kernel. Triton: per compiled kernel, and the wall time of the first call (JIT "
-              "compilation into an empty cache, plus autotuning)."))
+              "ptxas's report per kernel. Triton: per compiled kernel, and the wall time of the first call in each "
+              "dtype: JIT compilation plus autotuning into an empty cache (cold), and where this run found them "
+              "cached, this run's first call (warm) beside the cold one recorded when the cache was filled. "
+              f"Compile caches of this run: {result.env.get('compile_caches', 'not recorded')}."))
     out.append(Section("torch.compile", heading="torch.compile", headers=CAPTURE_HEADERS, rows=capture_table(result),
                        prose="Captured with a fresh inductor cache; the generated code is under "
                              f"`inductor/{result.op}/`."))

@@ -83,11 +83,14 @@ KernelBuild = Union[CudaKernelBuild, TritonKernelBuild]
 
 @dataclasses.dataclass
 class JitRecord:
-    """A Triton row's first call in a dtype: JIT compilation into an empty cache, plus autotuning."""
+    """A Triton row's first call in a dtype: JIT compilation plus autotuning where the cache holds neither
+    (compare.caches)."""
 
     impl: str
     dtype: str
-    first_call_s: float
+    first_call_s: float  # this run's
+    cold: bool = True  # whether this run's first call was the cold one
+    cold_first_call_s: float | None = None  # the cold one: this run's, or the one recorded when the cache was filled
 
 
 @dataclasses.dataclass

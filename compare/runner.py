@@ -13,7 +13,7 @@ import dataclasses
 import time
 import torch
 
-from . import accounting, callgraph, check, count, discover, env, isolate, ladder, schedule, timing
+from . import accounting, caches, callgraph, check, count, discover, env, isolate, ladder, schedule, timing
 from .isolate import DEFAULT_ROW_TIMEOUT_S, RowFailure
 from .results import (CudaKernelBuild, JitRecord, LadderStep, OpResult, RowOutcome, RowStatus, Status,
                       TritonKernelBuild)
@@ -250,7 +250,7 @@ def run_row(pool, op: Op, impl: discover.Impl, options: Options, timed: list) ->
                 result = _check(pool, op, impl, case, device)
                 out.checks.append(result)
                 if case.dtype not in first_of_dtype and impl.backend == "triton" and result.warmup_s is not None:
-                    out.jit.append(JitRecord(impl.name, schedule.dtype_name(case.dtype), result.warmup_s))
+                    out.jit.append(_first_call(impl, schedule.dtype_name(case.dtype), result.warmup_s))
                 first_of_dtype.add(case.dtype)
             if impl.backend == "triton":
                 try:
@@ -279,6 +279,15 @@ def run_row(pool, op: Op, impl: discover.Impl, options: Options, timed: list) ->
         return out
     _judge(out)
     return out
+
+
+def _first_call(impl, dtype: str, seconds: float) -> JitRecord:
+    """A Triton row's first call in a dtype, with the cold one's time where the cache was warm (compare.caches)."""
+    import triton
+
+    key = caches.first_call_key(impl.name, dtype, impl.source, triton.__version__, env.gpu_name())
+    cold, cold_s = caches.cold_first_call(key, seconds)
+    return JitRecord(impl.name, dtype, seconds, cold, cold_s)
 
 
 class _PhaseClock:

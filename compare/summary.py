@@ -242,7 +242,8 @@ def build_of(f: OpFile, impl: str, dtype: str) -> str:
         cold = [b["cold_s"] for b in f.data.get("build", []) if b.get("impl") == impl and b.get("cold_s") is not None]
         return f"{seconds(cold[0])} build" if cold else "—"
     if backend == "triton":
-        jit = [j["first_call_s"] for j in f.data.get("jit", [])
+        # The cold first call (JIT and autotuning with nothing cached), recorded where the run found it cached.
+        jit = [j.get("cold_first_call_s") or j["first_call_s"] for j in f.data.get("jit", [])
                if j.get("impl") == impl and j.get("dtype") == dtype and j.get("first_call_s") is not None]
         return f"{seconds(jit[0])} JIT" if jit else "—"
     capture = compile_capture(f, impl, dtype)

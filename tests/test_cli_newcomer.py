@@ -227,30 +227,62 @@ def test_worker_processes_get_the_same_filters():
     assert os.environ.get("PYTHONWARNINGS") == before
 
 
-def test_compile_caches_are_removed_and_a_chosen_one_is_kept(tmp_path, monkeypatch):
+def test_cold_compile_caches_are_removed_and_a_chosen_one_is_kept(tmp_path, monkeypatch):
+    from compare import caches
+
     monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
     monkeypatch.setattr("tempfile.tempdir", None)  # gettempdir() reads TMPDIR again
     (tmp_path / "tmp").mkdir()
     monkeypatch.delenv("TRITON_CACHE_DIR", raising=False)
     monkeypatch.delenv("TORCHINDUCTOR_CACHE_DIR", raising=False)
     with pytest.raises(KeyboardInterrupt):
-        with cli.fresh_compile_caches():
-            made = [os.environ[name] for name in cli.COMPILE_CACHE_VARIABLES]
+        with caches.compile_caches(cold=True):
+            made = [os.environ[name] for name in caches.COMPILE_CACHE_VARIABLES]
             for folder in made:
                 os.makedirs(folder)
                 assert str(tmp_path / "tmp") in folder
             raise KeyboardInterrupt
     assert list((tmp_path / "tmp").iterdir()) == []
-    assert not any(name in os.environ for name in cli.COMPILE_CACHE_VARIABLES)
+    assert not any(name in os.environ for name in caches.COMPILE_CACHE_VARIABLES)
 
     chosen = tmp_path / "my-triton-cache"
     chosen.mkdir()
     monkeypatch.setenv("TRITON_CACHE_DIR", str(chosen))
-    with cli.fresh_compile_caches():
+    with caches.compile_caches(cold=True):
         assert os.environ["TRITON_CACHE_DIR"] == str(chosen)
         assert os.environ["TORCHINDUCTOR_CACHE_DIR"] != str(chosen)
     assert chosen.is_dir() and os.environ["TRITON_CACHE_DIR"] == str(chosen)
     assert list((tmp_path / "tmp").iterdir()) == []
+
+
+def test_kept_compile_caches_live_in_the_lab_cache_and_keep_autotuning(tmp_path, monkeypatch):
+    from compare import caches
+
+    monkeypatch.setenv("LAB_CACHE_DIR", str(tmp_path / "lab"))
+    monkeypatch.delenv("TRITON_CACHE_DIR", raising=False)
+    monkeypatch.delenv("TORCHINDUCTOR_CACHE_DIR", raising=False)
+    monkeypatch.delenv("TRITON_CACHE_AUTOTUNING", raising=False)
+    with caches.compile_caches() as words:
+        assert os.environ["TRITON_CACHE_DIR"] == str(tmp_path / "lab" / "triton")
+        assert os.environ["TORCHINDUCTOR_CACHE_DIR"] == str(tmp_path / "lab" / "torchinductor")
+        assert os.environ["TRITON_CACHE_AUTOTUNING"] == "1" and "kept between runs" in words
+    assert "TRITON_CACHE_DIR" not in os.environ and "TRITON_CACHE_AUTOTUNING" not in os.environ
+
+
+def test_a_first_call_is_cold_once_per_cache_and_later_runs_report_the_recorded_cold_time(tmp_path, monkeypatch):
+    from compare import caches
+
+    source = tmp_path / "k.py"
+    source.write_text("x = 1\n")
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "triton"))
+    key = caches.first_call_key("triton:tuned", "float32", source, "3.6.0", "NVIDIA H200")
+    assert caches.cold_first_call(key, 4.2) == (True, 4.2)  # new to this cache: this run compiled it
+    assert caches.cold_first_call(key, 0.3) == (False, 4.2)  # cached: the cold time is the recorded one
+    source.write_text("x = 2\n")  # an edited kernel is compiled again
+    assert caches.cold_first_call(caches.first_call_key("triton:tuned", "float32", source, "3.6.0", "NVIDIA H200"),
+                                  3.9) == (True, 3.9)
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "another"))  # another cache knows nothing of it
+    assert caches.cold_first_call(key, 5.0) == (True, 5.0)
 
 
 @NO_GPU
