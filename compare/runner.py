@@ -170,7 +170,7 @@ def _build_cuda(op: Op, impls, options: Options, gpu: bool, status: dict, result
             with _pool(options) as pool:
                 if options.progress:
                     _say(options, f"  building {env.relpath(source)} ...")
-                built = pool.call("build", name, str(source), list(op.cuda_flags))
+                built = pool.call("build_source", name, str(source), list(op.cuda_flags))
         except RowFailure as failure:
             message = failure.message.split(": ", 1)[-1] if failure.message.startswith("BuildError") else failure.message
             kind = Status.BUILD_FAILED if failure.message.startswith("BuildError") else failure.status
@@ -364,7 +364,7 @@ def _capture(pool, op: Op, impl, dtypes, device, options: Options, out: RowOutco
         shape = op.bench_shapes[0]  # torch rows take every shape
         inputs = check.make_inputs(op, shape, dtype, device, options.seed)
         try:
-            out.captures.append(_call(pool, impl, "capture", dtype, shape, inputs, mode, schedule.dtype_name(dtype),
+            out.captures.append(_call(pool, impl, "capture_compiled", dtype, shape, inputs, mode, schedule.dtype_name(dtype),
                                       op.describe_shape(shape)))
         except RowFailure as failure:
             out.status = RowStatus(impl.name, Status.ERROR, f"capture failed: {failure.message}")

@@ -14,7 +14,7 @@ import time
 
 import torch
 
-from . import capture as capture_mod
+from . import capture
 from . import env, timing
 from .discover import Impl
 
@@ -35,7 +35,7 @@ def load_row(impl: Impl) -> None:
     _row.clear()
     _row.update(impl=impl, fn=fn)
     if impl.backend == "torch" and impl.variant.startswith("compile"):
-        capture_mod.raise_recompile_limit()  # one graph per shape, dtype and layout, past dynamo's default limit
+        capture.raise_recompile_limit()  # one graph per shape, dtype and layout, past dynamo's default limit
 
 
 def _fn():
@@ -169,12 +169,12 @@ def kernels_launched(inputs) -> dict:
 MARKER_KERNEL = "spin_kernel"  # what torch.cuda._sleep launches
 
 
-def capture(dtype: torch.dtype, shape, inputs, mode: str, dtype_name: str, shape_name: str):
+def capture_compiled(dtype: torch.dtype, shape, inputs, mode: str, dtype_name: str, shape_name: str):
     """The code torch.compile generates for the op's torch version (torch:compile rows)."""
     from .discover import load_op
 
     op = load_op(_row["impl"].op)
-    return capture_mod.capture(op.torch_eager, inputs, _row["impl"].name, mode, dtype_name, shape_name)
+    return capture.capture(op.torch_eager, inputs, _row["impl"].name, mode, dtype_name, shape_name)
 
 
 def triton_resources() -> list[dict]:
@@ -234,11 +234,11 @@ def run_autotune_configs_once(impl: Impl) -> None:
 
 
 # ---- harness-only calls (run in a worker that loads no row) -------------------------------------------------------
-def build(op_name: str, source: str | None, flags: list[str]):
+def build_source(op_name: str, source: str | None, flags: list[str]):
     """Build a .cu in a worker, so the parent never loads a row's module (its static initializers run code)."""
-    from . import build as build_mod
+    from . import build
 
-    return build_mod.build(op_name, flags, progress=False, path=source)
+    return build.build(op_name, flags, progress=False, path=source)
 
 
 def measure_copy_bandwidth() -> float:
