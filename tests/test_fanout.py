@@ -83,3 +83,28 @@ def test_earlier_row_seconds_come_from_the_full_results(tmp_path):
     assert fanout.earlier_row_seconds(tmp_path, "gelu") == {"cuda:vec": 3.5}
     assert fanout.earlier_row_seconds(tmp_path / "none", "gelu") == {}
     assert fanout.earlier_row_seconds(Path(tmp_path), "add") == {}
+
+
+@pytest.mark.gpu
+@pytest.mark.slow
+def test_gpus_all_runs_a_lane_per_gpu_and_writes_what_a_serial_run_writes(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    import torch
+
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    out = tmp_path / "results"
+    proc = subprocess.run([sys.executable, "-m", "compare", "gelu", "--gpus", "all", "--no-capture", "--quick",
+                           "--out", str(out)], cwd=Path(__file__).resolve().parent.parent, capture_output=True,
+                          text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    data = json.loads((out / "gelu.json").read_text())
+    assert [r["impl"] for r in data["rows"]] == [i.name for i in _impls()]
+    lanes = data["env"]["lanes"]
+    assert len(lanes) == min(torch.cuda.device_count(), len(_impls()) - 1)
+    assert all(lane["copy_gbps"] > 0 for lane in lanes)  # each GPU measured its own ceiling
+    assert {t["impl"] for t in data["timings"]} == {i.name for i in _impls()}
+    assert "[gpu 0]" in proc.stdout
