@@ -44,17 +44,19 @@ def full_result() -> results.OpResult:
 
 
 def test_the_json_keeps_the_keys_of_the_committed_results():
+    """Every key the committed results have is still written (new ones may be added), so programs that read them
+    read a new run's json too."""
     committed = json.loads((env.ROOT / "results" / "nvidia-h200" / "gelu.json").read_text())
     r = full_result()
     runner.relate_to_ceilings(r)
     data = json.loads(json.dumps(report.to_json(r, "python -m compare gelu"), default=str))
-    assert set(data) == set(committed)
-    assert set(data["ceilings"]) == set(committed["ceilings"])
+    assert set(committed) <= set(data)
+    assert set(committed["ceilings"]) <= set(data["ceilings"])
     assert data["rows"][0] == {"impl": "cuda:vec", "status": "ok", "message": ""}
     for key in ("build", "jit", "kernels"):
         for record in data[key]:
             same_kind = [c for c in committed[key] if ("cold_s" in c) == ("cold_s" in record)]
-            assert set(record) == set(same_kind[0]), key
+            assert set(same_kind[0]) <= set(record), key
     # What was not measured is left out, as before.
     assert results.Ceilings().to_dict() == {}
     assert results.Ceilings(same_bytes_copy_error="crashed: ...").to_dict() == {"same_bytes_copy_error": "crashed: ..."}
