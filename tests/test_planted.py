@@ -385,11 +385,27 @@ def _break_a_cuda_op(root: Path) -> tuple[str, str, int]:
     return name, f"cuda_src/{name}.cu", at + 1
 
 
+def _add_to_version_map(path: Path, variants: list[str]) -> None:
+    """List rows planted in a copy of a kernel file as further steps of its version map (compare/ladder.py), as
+    their author would: a file whose rows and map disagree is refused before anything runs."""
+    from compare import ladder
+
+    steps = ladder.version_map(path)
+    lines = path.read_text().splitlines(keepends=True)
+    end = steps[-1].line  # 1-based line of the last step; its continuation lines follow, then a blank line
+    while lines[end].strip():
+        end += 1
+    new = [f"  v{steps[-1].number + n + 1} {v}   planted: see tests/test_planted.py\n" for n, v in enumerate(variants)]
+    path.write_text("".join(lines[:end] + new + lines[end:]))
+
+
 def _run_broken(tmp_path: Path, kind: str, extra_args=()):
     root = tmp_path / "repo"
     _copy_repo(root)
+    planted = BROKEN_ROWS[kind] + RAISES
     with open(root / "triton_src" / "gelu.py", "a") as f:
-        f.write("\n" + BROKEN_ROWS[kind] + RAISES)
+        f.write("\n" + planted)
+    _add_to_version_map(root / "triton_src" / "gelu.py", re.findall(r'@variant\("(\w+)"\)', planted))
     other, source, line = _break_a_cuda_op(root)
     out = tmp_path / "results"
     environ = dict(os.environ, LAB_CACHE_DIR=str(tmp_path / "cache"))  # a throwaway build cache
