@@ -67,6 +67,13 @@ def positive_seconds(text: str) -> float:
     return seconds
 
 
+def positive_int(text: str) -> int:
+    value = non_negative_int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: give 1 or more")
+    return value
+
+
 def non_negative_int(text: str) -> int:
     try:
         value = int(text)
@@ -132,6 +139,10 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--in-process", action="store_true",
                    help="run every row in this process instead of a worker (easier to debug; one crash then "
                         "ends the run)")
+    p.add_argument("--check-rows", type=positive_int, default=1, metavar="N",
+                   help="check up to N rows at once, each in its own worker, on the one GPU; a timed cell and the "
+                        "kernel accounting still have the GPU to themselves, every other row waiting (default 1: one "
+                        "row after another)")
     p.add_argument("--gpus", metavar="WHICH",
                    help="share each op's rows out over several GPUs of this host: 'all', a count (2: the first two) "
                         "or indices (0,2); each GPU measures its own ceilings, GPUs of different models write a "
@@ -210,7 +221,7 @@ def run(parser: argparse.ArgumentParser, args: argparse.Namespace, argv: list[st
     options = runner.Options(dtypes=args.dtypes, impls=args.impls, quick=args.quick, sizes=args.sizes,
                              seed=args.seed, time=not args.no_time, capture=not args.no_capture,
                              isolate=not args.in_process, row_timeout_s=args.row_timeout, graph=args.graph,
-                             profile_check=args.profile_check)
+                             profile_check=args.profile_check, check_rows=args.check_rows)
     # A run of some rows, dtypes or sizes only must not replace the op's full results (see paths.default_out_dir).
     filtered_by = [f"--{name}" for name in ("impls", "dtypes", "sizes") if getattr(args, name)]
     failed = []

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 import torch
 
 from . import accounting, caches, callgraph, check, count, discover, env, isolate, ladder, schedule, timing
@@ -35,12 +37,67 @@ class Options:
     graph: bool = False  # also time CUDA-graph replays (launch overhead removed)
     profile_check: bool = False  # also measure kernel time with torch.profiler and compare
     row_timeout_s: float = DEFAULT_ROW_TIMEOUT_S  # per step without progress (see isolate)
+    # Rows whose checks run at once, each in its own worker; timing and kernel accounting still have the GPU alone
+    # (_GpuGate). 1: one row after another.
+    check_rows: int = 1
     label: str = ""  # put before each line this run prints: which GPU's lane it is (compare.fanout)
 
 
 # The progress line of the run in this process (compare.progress): silent off a terminal and in the lanes of a
 # multi-GPU run, whose lines say which lane they come from instead.
 _display: Progress = Silent()
+_row_display: Progress = _display  # where a row's phases show: the same line, or none when rows run at once
+
+
+class _GpuGate:
+    """With several rows at once (Options.check_rows > 1), their checks share the GPU, while a timed cell and the
+    kernel accounting have it alone: an exclusive section waits for the shared ones in flight to end and lets no new
+    one start (a waiting timing goes before new checks), so no timing ever overlaps another row's work."""
+
+    def __init__(self):
+        self._cond = threading.Condition()
+        self._shared = 0
+        self._exclusive = False
+        self._waiting = 0
+
+    @contextlib.contextmanager
+    def shared(self):
+        with self._cond:
+            self._cond.wait_for(lambda: not self._exclusive and not self._waiting)
+            self._shared += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._shared -= 1
+                self._cond.notify_all()
+
+    @contextlib.contextmanager
+    def exclusive(self):
+        with self._cond:
+            self._waiting += 1
+            self._cond.wait_for(lambda: not self._exclusive and not self._shared)
+            self._waiting -= 1
+            self._exclusive = True
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._exclusive = False
+                self._cond.notify_all()
+
+
+class _NoGate:
+    """One row at a time: nothing to share."""
+
+    @contextlib.contextmanager
+    def shared(self):
+        yield
+
+    exclusive = shared
+
+
+_gate: _GpuGate | _NoGate = _NoGate()
 
 
 def _say(options: Options, text: str) -> None:
@@ -73,7 +130,9 @@ def run_op(op: Op, options: Options, impls: list[discover.Impl] | None = None) -
     gpu = env.has_gpu()
     status: dict[str, RowStatus] = {i.name: RowStatus(i.name, Status.OK) for i in impls}
     clock = _PhaseClock(result.phases)
+    global _row_display
     _display = Progress() if options.progress and not options.label else Silent()
+    _row_display = _display
     _display.start_op(op.name, len(impls))
 
     with clock("count lines"):
@@ -105,6 +164,12 @@ def run_op(op: Op, options: Options, impls: list[discover.Impl] | None = None) -
 
     starts, start_s = 0, 0.0
     runnable = [impl for impl in impls if status[impl.name].status == Status.OK]
+    if options.check_rows > 1 and len(runnable) > 1:
+        outcomes, starts, start_s = _run_rows_at_once(op, runnable, options, timed)
+        for impl in runnable:
+            status[impl.name] = outcomes[impl.name].status
+            result.add(outcomes[impl.name])
+        runnable = []
     upcoming = _pool(options)
     if runnable:
         upcoming.launch()
@@ -131,6 +196,34 @@ def run_op(op: Op, options: Options, impls: list[discover.Impl] | None = None) -
     _refuse_implausible(result, status)
     result.rows = [status[i.name] for i in impls]
     return result
+
+
+def _run_rows_at_once(op: Op, runnable, options: Options, timed) -> tuple[dict, int, float]:
+    """The rows, up to options.check_rows at once, each in a worker of its own and driven from a thread of this
+    process; their outcomes by row name, and the worker starts and their seconds."""
+    global _gate, _row_display
+    _gate, _row_display = _GpuGate(), Silent()
+    done, lock = [0], threading.Lock()
+
+    def one(impl):
+        with _pool(options) as pool:
+            outcome = run_row(pool, op, impl, options, timed)
+        with lock:
+            done[0] += 1
+            _display.start_row(done[0], f"{done[0]} of {len(runnable)} rows done")
+            _say(options, f"  {impl.name}: " + ", ".join(f"{phase} {seconds:.1f} s"
+                                                        for phase, seconds in outcome.seconds.items()))
+            if outcome.status.status != Status.OK:
+                _say(options, f"    {outcome.status.status}: {outcome.status.message.splitlines()[0]}")
+        return impl, outcome, pool.starts, pool.start_s
+
+    try:
+        with ThreadPoolExecutor(max_workers=options.check_rows) as threads:
+            finished = list(threads.map(one, runnable))
+    finally:
+        _gate, _row_display = _NoGate(), _display
+    return ({impl.name: outcome for impl, outcome, _, _ in finished}, sum(f[2] for f in finished),
+            sum(f[3] for f in finished))
 
 
 def _sum_phases(result: OpResult) -> None:
@@ -235,7 +328,7 @@ def run_row(pool, op: Op, impl: discover.Impl, options: Options, timed: list) ->
         return out
     clock = _PhaseClock(out.seconds)
     try:
-        with clock("load"):
+        with clock("load"), _gate.shared():
             pool.call("load_row", impl)
     except RowFailure as failure:
         out.status = RowStatus(impl.name, failure.status, failure.message)
@@ -244,9 +337,9 @@ def run_row(pool, op: Op, impl: discover.Impl, options: Options, timed: list) ->
         first_of_dtype = set()
         with clock("checks"):
             cases = schedule.check_cases(op, impl.name, dtypes, gpu, timed, options.seed)
-            _display.phase("checks", len(cases))
+            _row_display.phase("checks", len(cases))
             for case in cases:
-                _display.step()
+                _row_display.step()
                 result = _check(pool, op, impl, case, device)
                 out.checks.append(result)
                 if case.dtype not in first_of_dtype and impl.backend == "triton" and result.warmup_s is not None:
@@ -254,24 +347,25 @@ def run_row(pool, op: Op, impl: discover.Impl, options: Options, timed: list) ->
                 first_of_dtype.add(case.dtype)
             if impl.backend == "triton":
                 try:
-                    out.build = [TritonKernelBuild(**r) for r in _call(pool, impl, "triton_resources")]
+                    with _gate.shared():
+                        out.build = [TritonKernelBuild(**r) for r in _call(pool, impl, "triton_resources")]
                 except RowFailure as failure:  # the report then lacks its registers; the row stands
                     _say(options, f"    registers and shared memory not read: {failure.message.splitlines()[0]}")
         _judge(out)
         if options.capture and gpu and impl.backend == "torch" and impl.variant.startswith("compile"):
-            with clock("capture"):
+            with clock("capture"), _gate.shared():
                 _capture(pool, op, impl, dtypes, device, options, out)
         if options.time and gpu and out.status.status == Status.OK:  # a wrong kernel's speed means nothing
             with clock("timing"):
                 _time_row(pool, op, impl, dtypes, device, options, timed, out)
             if out.status.status == Status.OK:
                 with clock("kernel accounting"):
-                    _display.phase("kernel accounting")
+                    _row_display.phase("kernel accounting")
                     _account_kernels(pool, op, impl, dtypes, device, timed, options.seed, out)
         # Checked again on fresh inputs once it has been called many times: an implementation must not change its
         # answers when warm, nor serve a result cached from earlier inputs.
         with clock("checks"):
-            _display.phase("checks after timing")
+            _row_display.phase("checks after timing")
             for case in schedule.recheck_cases(op, impl.name, dtypes, gpu, timed, options.seed):
                 out.checks.append(_check(pool, op, impl, case, device))
     except _RowStopped as stopped:
@@ -324,6 +418,11 @@ def _call(pool, impl, name: str, *args, context: str = ""):
 
 
 def _check(pool, op: Op, impl, case: schedule.CheckCase, device) -> check.CheckResult:
+    with _gate.shared():  # inputs, calls and judging all use the GPU
+        return _check_case(pool, op, impl, case, device)
+
+
+def _check_case(pool, op: Op, impl, case: schedule.CheckCase, device) -> check.CheckResult:
     inputs = check.case_inputs(op, case, device)
     start = time.perf_counter()
     try:
@@ -373,16 +472,17 @@ def _capture(pool, op: Op, impl, dtypes, device, options: Options, out: RowOutco
 def _time_row(pool, op: Op, impl, dtypes, device, options: Options, timed, out: RowOutcome) -> None:
     l2 = timing.l2_bytes(device)
     cells = schedule.timed_cells(op, impl.name, dtypes, timed, l2, options.seed)
-    _display.phase("timing", len(cells))
+    _row_display.phase("timing", len(cells))
     for cell in cells:
-        _display.step()
+        _row_display.step()
         dtype, shape = schedule.dtype_name(cell.dtype), op.describe_shape(cell.shape)
         sets = [check.make_inputs(op, cell.shape, cell.dtype, device, seed) for seed in cell.seeds]
         pristine = [tuple(t.clone() for t in s) for s in sets]
         try:
-            timed_out = _copied(_call(pool, impl, "time_cell", sets, impl.name, dtype, shape,
-                                      op.bytes_moved(cell.shape, cell.dtype), op.flops(cell.shape), options.graph,
-                                      options.profile_check))
+            with _gate.exclusive():  # the GPU (and this host) busy with nothing else while a cell is timed
+                timed_out = _copied(_call(pool, impl, "time_cell", sets, impl.name, dtype, shape,
+                                          op.bytes_moved(cell.shape, cell.dtype), op.flops(cell.shape),
+                                          options.graph, options.profile_check))
         except RowFailure as failure:
             out.status = RowStatus(impl.name, Status.ERROR, f"timing {dtype} {shape}: {failure.message}")
             return
@@ -406,7 +506,8 @@ def _account_kernels(pool, op: Op, impl, dtypes, device, timed, seed: int, out: 
         seeds = schedule.case_seeds(seed, op, impl.name, dtype, shape, schedule.RANDOM, None, "accounting", 1)
         inputs = check.make_inputs(op, shape, dtype, device, seeds[0])
         try:
-            launched = _call(pool, impl, "kernels_launched", inputs)
+            with _gate.exclusive():  # the GPU time of its kernels, with no other row's beside them
+                launched = _call(pool, impl, "kernels_launched", inputs)
         except RowFailure as failure:
             out.status = RowStatus(impl.name, Status.ERROR, f"kernel accounting: {failure.message}")
             return
