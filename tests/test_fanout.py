@@ -108,3 +108,23 @@ def test_gpus_all_runs_a_lane_per_gpu_and_writes_what_a_serial_run_writes(tmp_pa
     assert all(lane["copy_gbps"] > 0 for lane in lanes)  # each GPU measured its own ceiling
     assert {t["impl"] for t in data["timings"]} == {i.name for i in _impls()}
     assert "[gpu 0]" in proc.stdout
+
+
+@pytest.mark.slow
+def test_lanes_on_this_host_run_their_rows_in_processes_of_their_own_and_merge(monkeypatch):
+    """The --gpus machinery on any machine: two lanes of one (pretended) GPU model, each a process that runs its
+    share of the rows as a serial run does (here Triton under the interpreter), merged in the op's order."""
+    import torch
+
+    from compare import runner
+
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda d=None: "Pretend GPU")
+    impls = [i for i in _impls() if i.name in ("triton:basic", "triton:tuned", "torch:eager")]
+    (result,) = fanout.run_local("gelu", impls, runner.Options(capture=False, dtypes=["float32"]), [0, 1])
+    assert [r.impl for r in result.rows] == ["triton:basic", "triton:tuned", "torch:eager"]
+    assert all(r.status == Status.OK for r in result.rows), result.rows
+    lanes = result.env["lanes"]
+    assert [lane["gpu"] for lane in lanes] == ["cuda:0", "cuda:1"]
+    assert sorted(r for lane in lanes for r in lane["rows"]) == ["torch:eager", "torch:eager", "triton:basic",
+                                                                  "triton:tuned"]
+    assert {c.impl for c in result.checks} == {"triton:basic", "triton:tuned", "torch:eager"}
