@@ -371,12 +371,16 @@ def phases_section(result: OpResult) -> list[Section]:
     if not result.phases:
         return []
     own = {k: v for k, v in result.phases.items() if not k.startswith("of the checks")}
+    at_once = result.isolation.get("rows_checked_at_once", 1)
+    overlap = (f" Rows were checked {at_once} at once (--check-rows), so their phases overlap and the total is more "
+               "than the run's wall time." if at_once > 1 else "")
     total = sum(own.values())
     rows = [[phase, f"{s:.1f}", f"{s / total:.0%}" if total else ""] for phase, s in result.phases.items()]
     rows.append(["total", f"{total:.1f}", ""])
     return [Section("Where the time went (wall seconds per phase; rows' phases summed over the rows)",
                     heading="Where the time went",
-                    prose=f"Where the time went: {PHASES_NOTE}.", headers=["phase", "seconds", "share"], rows=rows,
+                    prose=f"Where the time went: {PHASES_NOTE}.{overlap}", headers=["phase", "seconds", "share"],
+                    rows=rows,
                     as_formatted=True)]
 
 

@@ -191,7 +191,8 @@ def run_op(op: Op, options: Options, impls: list[discover.Impl] | None = None) -
     _display.clear()
     _sum_phases(result)
     result.isolation = {"enabled": options.isolate, "worker_starts": starts, "worker_start_s": round(start_s, 3),
-                        "worker_per_row": True, "next_worker_started_during_the_row_before": True}
+                        "worker_per_row": True, "rows_checked_at_once": options.check_rows,
+                        "next_worker_started_during_the_row_before": options.check_rows == 1}
     relate_to_ceilings(result)
     _refuse_implausible(result, status)
     result.rows = [status[i.name] for i in impls]
