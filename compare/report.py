@@ -124,15 +124,26 @@ def timing_tables(result: OpResult, kind: str = "rate") -> dict[str, tuple[list[
     return tables
 
 
+def _helpers(l) -> str:
+    """The shared definitions a row's count includes, by file: "12 (lab_device.cuh: load_packet, store_packet)"."""
+    if not l.helpers:
+        return ""
+    by_file: dict[str, list[str]] = defaultdict(list)
+    for helper in l.helpers:
+        file, _, name = helper.partition(":")
+        by_file[file].append(name)
+    return f"{l.helper_lines} (" + "; ".join(f"{f}: {', '.join(n)}" for f, n in by_file.items()) + ")"
+
+
 def loc_table(result: OpResult) -> list[list]:
-    rows = [[l.impl, l.kernel, l.host, l.total, l.source] for l in result.loc]
+    rows = [[l.impl, l.kernel, l.host, l.total, _helpers(l), l.source] for l in result.loc]
     seen = set()
     for c in result.captures:
         if (c.impl, c.dtype) in seen:
             continue
         seen.add((c.impl, c.dtype))
         rows.append([f"{c.impl} ({c.dtype}, generated)", c.kernel_lines, c.host_lines, c.kernel_lines + c.host_lines,
-                     f"inductor/{result.op}/{_capture_name(c)}"])
+                     "", f"inductor/{result.op}/{_capture_name(c)}"])
     return rows
 
 
@@ -181,7 +192,7 @@ def status_table(result: OpResult) -> list[list]:
 
 
 STATUS_HEADERS = ["impl", "status", "message"]
-LOC_HEADERS = ["impl", "kernel", "host", "total", "source"]
+LOC_HEADERS = ["impl", "kernel", "host", "total", "of which shared helpers", "source"]
 BUILD_HEADERS = ["impl", "kernel", "cold / warm s", "registers", "spill bytes", "shared bytes"]
 CAPTURE_HEADERS = ["impl", "dtype", "shape", "compile s", "kernels", "kernel lines", "host lines"]
 
@@ -265,7 +276,9 @@ def sections(result: OpResult, command: str = "", plot: str | None = None,
         "Lines of code (non-blank, non-comment)", heading="Lines of code", headers=LOC_HEADERS,
         rows=loc_table(result), empty_in_markdown=True,
         prose="Non-blank lines that are not only comments or docstrings, split into kernel (runs on the GPU) and host "
-              "(checks, allocation, launch, registration); shared helpers in `cuda_src/lab_*.h` are not counted."))
+              "(checks, allocation, launch, registration). A row's count includes the definitions it reaches in "
+              "the lab's shared files (the headers a .cu includes, a module beside a Triton file), listed with "
+              "their lines, so moving code into a shared file does not make a row look shorter."))
     out.append(Section(
         "Build", heading="Build and resources", headers=BUILD_HEADERS, rows=build_table(result),
         empty_in_markdown=True,

@@ -285,3 +285,15 @@ def test_planted_triton_rows_count_the_shared_gelu_math():
     variant = discover.python_variants(planted)[0]
     lc = count.count_triton(planted, variant, f"triton:{variant}")
     assert "gelu_math.py:gelu_fp32" in lc.helpers and lc.helper_lines >= 4
+
+
+def test_the_report_lists_the_shared_helpers_a_count_includes():
+    from compare import discover, report
+    from compare.results import OpResult
+
+    result = OpResult("gelu", "", "memory", {})
+    result.loc = [count.count_cuda(discover.cuda_source("gelu"), v, f"cuda:{v}") for v in ("naive", "vec")]
+    rows = {row[0]: row for row in report.loc_table(result)}
+    helpers = rows["cuda:vec"][report.LOC_HEADERS.index("of which shared helpers")]
+    assert helpers.startswith(f"{result.loc[1].helper_lines} (") and "lab_device.cuh:" in helpers
+    assert "load_packet" in helpers and "load_packet" not in rows["cuda:naive"][4]
