@@ -52,6 +52,22 @@ def poison_free_memory(device: torch.device, nbytes: int) -> None:
     del block
 
 
+# Blocks of each size taken, filled and given back on the CPU: more than the C library keeps at hand per size.
+_CPU_POISON_BLOCKS = 32
+
+
+def poison_free_cpu_memory(inputs) -> None:
+    """poison_free_memory for CPU tensors (Triton's interpreter): the C library's allocator hands a block just freed
+    to the next request of its size, so take every free block of each input's size (the sizes outputs have), fill
+    it with 0xFF and give it back: the next such allocation gets a poisoned block, never a stale answer."""
+    sizes = {t.untyped_storage().nbytes() for t in inputs if isinstance(t, torch.Tensor) and not t.is_cuda}
+    for size in sizes:
+        blocks = [torch.empty(size, dtype=torch.uint8) for _ in range(_CPU_POISON_BLOCKS)]
+        for block in blocks:
+            block.fill_(0xFF)
+        del blocks
+
+
 def _sync(device: torch.device) -> None:
     if device.type == "cuda":
         torch.cuda.synchronize(device)
@@ -99,10 +115,12 @@ def call_case(warmup, inputs_a, inputs_b, may_refuse: bool, fn=None) -> CaseOutp
         raise
     warmup_s = time.perf_counter() - start
     poison_free_memory(device, 2 * _nbytes(inputs_a))
+    poison_free_cpu_memory(inputs_a)
     out_a = fn(*inputs_a)
     _sync(device)
     first_a = out_a.detach().clone() if isinstance(out_a, torch.Tensor) else out_a
     poison_free_memory(device, 2 * _nbytes(inputs_b))
+    poison_free_cpu_memory(inputs_b)
     out_b = fn(*inputs_b)
     _sync(device)
     return CaseOutputs(_handover(first_a), _handover(out_a), _handover(out_b), warmup_s=warmup_s)
