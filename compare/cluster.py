@@ -82,12 +82,9 @@ def _portable(impls: list[discover.Impl]) -> list[discover.Impl]:
 
 
 def _lane_task(op_name: str, impls, options) -> OpResult:
-    from . import runner
-
-    env.use_triton_interpreter_if_no_gpu()  # as the command line does, before any row is imported
     impls = [dataclasses.replace(i, source=env.ROOT / i.source) if i.source is not None and not i.source.is_absolute()
              else i for i in impls]
-    return runner.run_op(discover.load_op(op_name), options, impls)
+    return fanout.run_lane(op_name, impls, options)
 
 
 def run(op_name: str, impls: list[discover.Impl], options, address: str, gpu_type: str | None = None,

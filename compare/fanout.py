@@ -132,13 +132,17 @@ def lost_lane(op_name: str, impls: list[discover.Impl], why: str, env_info: dict
 
 # ---- lanes on this host: a process per GPU ---------------------------------------------------------------------
 
-def _lane_main(op_name: str, impls: list[discover.Impl], options, conn) -> None:
+def run_lane(op_name: str, impls: list[discover.Impl], options) -> OpResult:
+    """One lane's share of the rows, in the process that sees its GPU (a lane process here, a Ray task there)."""
     from . import runner
 
     env.use_triton_interpreter_if_no_gpu()  # as the command line does, before any row is imported
+    return runner.run_op(discover.load_op(op_name), options, impls)
+
+
+def _lane_main(op_name: str, impls: list[discover.Impl], options, conn) -> None:
     try:
-        result = runner.run_op(discover.load_op(op_name), options, impls)
-        conn.send(("ok", result))
+        conn.send(("ok", run_lane(op_name, impls, options)))
     except BaseException as exc:  # report it to the coordinator rather than die without a word
         from .isolate import short_error
 
