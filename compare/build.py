@@ -8,11 +8,16 @@ Cache key: the source text, every header of the lab it includes (directly or thr
 lab_device.cuh, lab_torch.h, any other found beside it or in cuda_src/), every flag, the target architectures and
 the torch/CUDA/Python versions. Any change gives a new module name, so a stale build is never loaded. The ptxas
 resource report and the cold build time are stored beside the built module, so a warm run still reports them.
+
+Processes building the same module at once (one per GPU with --gpus, Ray tasks sharing a host, two runs) take turns
+through a lock file beside its folder: the first builds, the others wait and load what it built, since two compilers
+writing one folder break each other's build.
 """
 from __future__ import annotations
 
 import contextlib
 import dataclasses
+import fcntl
 import hashlib
 import json
 import os
@@ -234,33 +239,53 @@ def build(op: str, extra_flags: list[str] | tuple[str, ...] = (), progress: bool
     source = env.relpath(path)
     built_now = False
     log = ""
-    if not sidecar.exists():
-        # A cold build: into a fresh folder (a half-finished earlier build must not count as cached).
-        shutil.rmtree(build_dir, ignore_errors=True)
-        build_dir.mkdir(parents=True)
-        log_path = build_dir / "build.log"
+    cache_root().mkdir(parents=True, exist_ok=True)
+    with _exclusive(cache_root() / f"{name}.lock"):
+        if not sidecar.exists():
+            log = _cold_build(path, name, build_dir, extra_flags, source, progress)
+            built_now = True
+        record = json.loads(sidecar.read_text())
+        # Warm: the module is on disk; load_inline re-checks the sources, finds nothing to do and loads it.
         start = time.perf_counter()
-        try:
-            with _capture_output(log_path) as write, _progress(write, source, progress):
-                _load(path, name, build_dir, extra_flags, verbose=True)
-        except Exception as exc:  # load_inline raises RuntimeError/subprocess errors with the log inside
-            log = log_path.read_text(errors="replace") + "\n" + str(exc)
-            shutil.rmtree(build_dir, ignore_errors=True)
-            diagnostics = compiler_diagnostics(log)
-            detail = "\n".join(diagnostics) if diagnostics else log[-4000:]
-            raise BuildError(f"building {source} failed:\n{detail}") from None
-        cold_s = time.perf_counter() - start
-        log = log_path.read_text(errors="replace")
-        kernels = parse_ptxas(log)
-        tmp = sidecar.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"cold_s": cold_s, "kernels": [dataclasses.asdict(k) for k in kernels]}))
-        os.replace(tmp, sidecar)
-        built_now = True
-    record = json.loads(sidecar.read_text())
-    # Warm: the module is on disk; load_inline re-checks the sources, finds nothing to do and loads it.
-    start = time.perf_counter()
-    with _capture_output(build_dir / "load.log"):
-        _load(path, name, build_dir, extra_flags, verbose=False)
-    warm_s = time.perf_counter() - start
+        with _capture_output(build_dir / "load.log"):
+            _load(path, name, build_dir, extra_flags, verbose=False)
+        warm_s = time.perf_counter() - start
     return BuildResult(op, source, name, record["cold_s"], warm_s, built_now,
                        [KernelResources(**k) for k in record["kernels"]], log)
+
+
+@contextlib.contextmanager
+def _exclusive(lock_path: Path):
+    """Hold an exclusive lock on lock_path (flock: released by the kernel if the holder dies) for the block."""
+    with open(lock_path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _cold_build(path: Path, name: str, build_dir: Path, extra_flags: list[str], source: str, progress: bool) -> str:
+    """Compile into a fresh folder (a half-finished earlier build must not count as cached); the sidecar, written
+    last, marks the build complete. Returns the build log."""
+    shutil.rmtree(build_dir, ignore_errors=True)
+    build_dir.mkdir(parents=True)
+    log_path = build_dir / "build.log"
+    start = time.perf_counter()
+    try:
+        with _capture_output(log_path) as write, _progress(write, source, progress):
+            _load(path, name, build_dir, extra_flags, verbose=True)
+    except Exception as exc:  # load_inline raises RuntimeError/subprocess errors with the log inside
+        log = log_path.read_text(errors="replace") + "\n" + str(exc)
+        shutil.rmtree(build_dir, ignore_errors=True)
+        diagnostics = compiler_diagnostics(log)
+        detail = "\n".join(diagnostics) if diagnostics else log[-4000:]
+        raise BuildError(f"building {source} failed:\n{detail}") from None
+    cold_s = time.perf_counter() - start
+    log = log_path.read_text(errors="replace")
+    kernels = parse_ptxas(log)
+    sidecar = build_dir / SIDECAR
+    tmp = sidecar.with_suffix(".tmp")
+    tmp.write_text(json.dumps({"cold_s": cold_s, "kernels": [dataclasses.asdict(k) for k in kernels]}))
+    os.replace(tmp, sidecar)
+    return log

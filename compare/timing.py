@@ -10,10 +10,12 @@ needs as long per call as the measured time, the number may measure the host rat
 back to back at that size are bound by the host. Such timings are marked host-bound."""
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import itertools
 import statistics
 import time
+import warnings
 
 import torch
 
@@ -192,15 +194,25 @@ def measure_graph(calls) -> tuple[float, float, float]:
     return measure(lambda: next(cycle).replay())[:3]
 
 
+@contextlib.contextmanager
+def cuda_profile():
+    """torch.profiler over GPU activity only, without the notice some torch versions print on every profile after
+    the first in a process (that events of earlier profiles are not kept: none is wanted here)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*Profiler clears events.*")
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            yield prof
+
+
 def profiler_kernel_ms(fn, calls: int = 20) -> float:
     """GPU time per call of every kernel `fn` launches, on any stream, from torch.profiler (CUPTI). Unlike events
     on the current stream, this also sees work sent to other streams; the flush kernels are left out."""
-    from torch.profiler import ProfilerActivity, profile
-
     flush = _flush_fn()
 
     def kernel_times(run):
-        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        with cuda_profile() as prof:
             run()
             torch.cuda.synchronize()
         times = {}
@@ -235,9 +247,8 @@ def gpu_activities(fn) -> list[dict]:
     """Every GPU activity one fn() causes, in launch order, from torch.profiler (CUPTI): kernels, memsets and
     copies, each with its name, the stream it ran on (CUPTI's stream id) and its duration in microseconds."""
     from torch.autograd import DeviceType
-    from torch.profiler import ProfilerActivity, profile
 
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+    with cuda_profile() as prof:
         fn()
         torch.cuda.synchronize()
     found = []

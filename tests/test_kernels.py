@@ -64,6 +64,54 @@ def test_build_key_changes_with_source_and_flags(tmp_path, monkeypatch):
     assert build.build_key("gelu", []) != key
 
 
+def test_processes_building_one_module_at_once_take_turns_and_all_load_it(tmp_path, monkeypatch):
+    """With --gpus, one lane per GPU builds the same .cu at the same moment; two compilers writing one folder broke
+    each other's build. The lock makes one build and the others load its module."""
+    import os
+    import threading
+    import time
+
+    for name in ("gelu.cu", *build.SHARED_HEADERS):
+        (tmp_path / name).write_text((env.CUDA_DIR / name).read_text())
+    monkeypatch.setattr(env, "CUDA_DIR", tmp_path)
+    monkeypatch.setenv("LAB_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(env, "nvcc_path", lambda: "nvcc")
+    monkeypatch.setattr(env, "prepare_cuda_build_env", lambda: None)
+    compiling, overlaps, compiles = [], [], []
+
+    def fake_load(path, name, build_dir, extra_flags, verbose):
+        if not verbose:  # a warm load: the module must be complete
+            assert (build_dir / "module.so").read_text() == "complete"
+            return
+        overlaps.extend(compiling)
+        compiling.append(name)
+        compiles.append(name)
+        (build_dir / "module.so").write_text("partial")
+        time.sleep(0.2)
+        os.write(2, b"ptxas info    : Compiling entry function '_Z6kernelv' for 'sm_90'\n"
+                    b"ptxas info    : Used 8 registers, 0 bytes smem\n")
+        (build_dir / "module.so").write_text("complete")
+        compiling.remove(name)
+
+    monkeypatch.setattr(build, "_load", fake_load)
+    results, errors = [], []
+
+    def one():
+        try:
+            results.append(build.build("gelu", progress=False))
+        except Exception as exc:  # noqa: BLE001 (reported below)
+            errors.append(exc)
+
+    threads = [threading.Thread(target=one) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and not overlaps and len(compiles) == 1
+    assert sorted(r.built_now for r in results) == [False, False, False, True]
+    assert all(r.kernels and r.kernels[0].registers == 8 for r in results)
+
+
 def test_ptxas_report_is_parsed():
     log = """ptxas info    : Compiling entry function '_Z15gelu_vec_kernelIfEvPKT_PS0_l' for 'sm_90'
 ptxas info    : Function properties for _Z15gelu_vec_kernelIfEvPKT_PS0_l
