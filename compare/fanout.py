@@ -114,7 +114,8 @@ def merge(parts: list[OpResult], impls: list[discover.Impl], lanes: list[str]) -
                 if key in part.isolation:
                     merged.isolation[key] = round(merged.isolation.get(key, 0) + part.isolation[key], 3)
     order = {i.name: n for n, i in enumerate(impls)}
-    merged.rows.sort(key=lambda r: order.get(r.impl, len(order)))
+    for field in ("rows", "checks", "timings", "loc", "build", "jit", "captures", "kernels"):  # as a serial run has them
+        getattr(merged, field).sort(key=lambda r: order.get(getattr(r, "impl", None), len(order)))
     steps = {(s.backend, s.impl): s for part in parts for s in part.ladder}  # each lane read its rows' files
     merged.ladder = sorted(steps.values(), key=lambda s: (s.backend != "cuda", s.source.rsplit(":", 1)[0], s.number))
     merged.env = dict(first.env)

@@ -228,6 +228,16 @@ class Section:
         return not self.headers or bool(self.rows) or (markdown and self.empty_in_markdown)
 
 
+def lanes_prose(lanes: list[dict] | None) -> str:
+    """Which GPU ran which rows, for a run shared out over several (--gpus, --cluster); '' for one GPU."""
+    if not lanes or len(lanes) < 2:
+        return ""
+    each = "; ".join(f"{lane['gpu']}: {', '.join(lane['rows'])}" + (
+        f" (copy {lane['copy_gbps']:.0f} GB/s)" if lane.get("copy_gbps") else "") for lane in lanes)
+    return (f" The rows were shared out over {len(lanes)} GPUs of this model, each row's fractions taken of the "
+            f"ceilings measured on the GPU that ran it, the tables' ceilings being the first GPU's: {each}.")
+
+
 def sections(result: OpResult, command: str = "", plot: str | None = None,
              show_inductor: bool = False) -> list[Section]:
     """The report of one op, in order. command and plot (the png's file name) are the markdown's; show_inductor
@@ -237,7 +247,8 @@ def sections(result: OpResult, command: str = "", plot: str | None = None,
     out = [Section(f"{result.op}: {result.summary}  [{e['gpu']}, torch {e['torch']}, triton {e['triton']}]",
                    heading=f"{result.op}: {result.summary}", level=1,
                    prose=f"Produced by `{command}` on **{e['gpu']}**{machine}; torch {e['torch']}, triton "
-                         f"{e['triton']}, CUDA {e['cuda_runtime']}, nvcc {e['nvcc']}, git {e['git_revision']}.")]
+                         f"{e['triton']}, CUDA {e['cuda_runtime']}, nvcc {e['nvcc']}, git {e['git_revision']}."
+                         + lanes_prose(e.get("lanes")))]
     if ceilings.copy_gbps:
         out.append(Section(
             f"copy bandwidth (ceiling): {ceilings.copy_gbps:.0f} GB/s",

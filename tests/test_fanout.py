@@ -57,6 +57,8 @@ def test_the_merged_result_has_every_row_once_in_order_and_the_first_lanes_basel
     assert [r.impl for r in merged.rows] == [i.name for i in impls]
     eager = [t for t in merged.timings if t.impl == "torch:eager"]
     assert len(eager) == 1 and eager[0].median_ms == 2.0
+    timed = [t.impl for t in merged.timings]  # the report's tables list rows in the op's order, as a serial run does
+    assert timed == [i.name for i in impls if i.name in timed]
     assert sum(c.impl == "torch:eager" for c in merged.checks) == 1
     assert merged.ceilings.copy_gbps == 4000.0
     assert merged.env["lanes"] == [{"gpu": "cuda:0", "rows": ["cuda:naive", "torch:eager", "torch:compile"],
@@ -128,3 +130,8 @@ def test_lanes_on_this_host_run_their_rows_in_processes_of_their_own_and_merge(m
     assert sorted(r for lane in lanes for r in lane["rows"]) == ["torch:eager", "torch:eager", "triton:basic",
                                                                   "triton:tuned"]
     assert {c.impl for c in result.checks} == {"triton:basic", "triton:tuned", "torch:eager"}
+    from compare import report
+
+    heading = report.sections(result, "python -m compare gelu --gpus 2")[0].prose
+    for lane in lanes:  # the report says which GPU ran which rows
+        assert f"{lane['gpu']}: {', '.join(lane['rows'])}" in heading

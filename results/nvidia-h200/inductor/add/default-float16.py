@@ -1,4 +1,4 @@
-# torch:compile, float16, 1048576: output code captured from torch.compile (torch 2.11.0+cu130) by `python -m compare add`
+# torch:compile, float16, 1048576: output code captured from torch.compile (torch 2.11.0+cu130) by `python -m compare all --impls cuda,triton,torch:eager,torch:compile --gpus all --out results/nvidia-h200`
 # AOT ID: ['37_inference']
 from ctypes import c_void_p, c_long, c_int
 import torch
@@ -35,7 +35,7 @@ async_compile = AsyncCompile()
 empty_strided_p2p = torch._C._distributed_c10d._SymmetricMemory.empty_strided_p2p
 
 
-# kernel path: /tmp/tmp0439q1r8/b4/cb4lux4qnrckgku5yiprhmqyszvxsoiofhnkloxwv3kmbdjje6k4.py
+# kernel path: /tmp/tmp2wxqx0gk/b4/cb4lux4qnrckgku5yiprhmqyszvxsoiofhnkloxwv3kmbdjje6k4.py
 # Topologically Sorted Source Nodes: [add], Original ATen: [aten.add]
 # Source node to ATen node mapping:
 #   add => add

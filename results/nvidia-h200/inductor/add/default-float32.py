@@ -1,4 +1,4 @@
-# torch:compile, float32, 1048576: output code captured from torch.compile (torch 2.11.0+cu130) by `python -m compare add`
+# torch:compile, float32, 1048576: output code captured from torch.compile (torch 2.11.0+cu130) by `python -m compare all --impls cuda,triton,torch:eager,torch:compile --gpus all --out results/nvidia-h200`
 # AOT ID: ['36_inference']
 from ctypes import c_void_p, c_long, c_int
 import torch
@@ -35,7 +35,7 @@ async_compile = AsyncCompile()
 empty_strided_p2p = torch._C._distributed_c10d._SymmetricMemory.empty_strided_p2p
 
 
-# kernel path: /tmp/tmpyanp2a4l/u3/cu37kqzwx6gge56aavcyckcmhvs3xuydwgavzzi3m2dyq6r37dms.py
+# kernel path: /tmp/tmpmav97x7x/u3/cu37kqzwx6gge56aavcyckcmhvs3xuydwgavzzi3m2dyq6r37dms.py
 # Topologically Sorted Source Nodes: [add], Original ATen: [aten.add]
 # Source node to ATen node mapping:
 #   add => add
