@@ -5,6 +5,14 @@ An op's implementations come from three places, all discovered:
   * ``triton_src/<op>.py``: every function decorated with ``@variant("<name>")`` is a row ``triton:<name>``;
   * the spec's ``torch_eager`` function is ``torch:eager``, and the harness compiles it for ``torch:compile``
     (one row per entry of ``compile_modes``).
+
+An op with a gradient declares ``backward=Backward(...)``. Each of its rows is then a pair: a forward, called as
+``forward(*inputs)``, returning the op's output or a tuple whose first tensor is the output and whose others are
+whatever the row saves for its backward (statistics such as mean and rstd: the row's choice, never judged
+directly); and a backward, called as ``backward(grad_output, *inputs, *saved)``, returning one gradient per input
+named in ``Backward.grads``, in that order. In ``cuda_src/<op>.cu`` the backward of schema ``<name>`` is the schema
+``<name>_backward``; in ``triton_src/<op>.py`` it is the function decorated with ``@backward("<name>")``. The torch
+rows take their backward from autograd.
 """
 from __future__ import annotations
 
@@ -126,6 +134,17 @@ ELEMENTWISE_SHAPES = dict(
     interpret_shapes=[(1,), (127,), (4099,)],
     index_overflow_shape=(2**31 + 33,),
 )
+
+
+def backward(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Marks a function in ``triton_src/<op>.py`` as the backward of the row ``triton:<name>`` (an op whose spec
+    declares a backward): called as ``fn(grad_output, *inputs, *saved)``, it returns the gradients the spec names."""
+
+    def mark(fn: Callable[..., Any]) -> Callable[..., Any]:
+        fn.lab_backward = name
+        return fn
+
+    return mark
 
 
 def variant(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
