@@ -2,7 +2,8 @@
 device's ceiling, counts its lines, captures what torch.compile generates, and writes the report.
 
 Modules, one job each (README.md, "Layout", lists the same; tests/test_layout.py keeps the two lists and this
-folder in step): spec (what an op declares), discover (finding ops and rows, without running them), ladder (each
+folder in step): spec (what an op declares), discover (finding ops and rows, without running them), passes (an op with a
+gradient as the ops of its forward, backward and forward+backward), ladder (each
 kernel file's version map, and what each step bought), schedule (what a row is put through), runner (the parent:
 drives each row, judges it), results (what a run produces and the report reads), worker (the process that runs one
 row), isolate (worker processes), fanout (rows over several GPUs of a host), cluster (rows as Ray tasks), check (the

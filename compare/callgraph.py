@@ -122,7 +122,8 @@ def triton_roots(tree: ast.Module, variant: str) -> list[str]:
     for node in tree.body:
         if isinstance(node, ast.FunctionDef):
             for dec in node.decorator_list:
-                if (isinstance(dec, ast.Call) and ast.unparse(dec.func).split(".")[-1] == "variant"
+                # A row is its @variant function, and for an op with a gradient its @backward too.
+                if (isinstance(dec, ast.Call) and ast.unparse(dec.func).split(".")[-1] in ("variant", "backward")
                         and dec.args and isinstance(dec.args[0], ast.Constant) and dec.args[0].value == variant):
                     roots.append(node.name)
     return roots
@@ -379,7 +380,8 @@ def c_entities(text: str) -> tuple[dict[str, Entity], list[tuple[int, int, str]]
 
 
 def cuda_roots(text: str, variant: str) -> list[str]:
-    return re.findall(r'm\.impl\(\s*"' + re.escape(variant) + r'"\s*,\s*&?\s*(?:\w+::)*(\w+)', text)
+    # A row is its schema's function, and for an op with a gradient its <name>_backward's too.
+    return re.findall(r'm\.impl\(\s*"' + re.escape(variant) + r'(?:_backward)?"\s*,\s*&?\s*(?:\w+::)*(\w+)', text)
 
 
 def cuda_reach(path: Path, variant: str) -> Reached:

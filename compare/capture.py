@@ -31,10 +31,15 @@ def _fresh_cache():
     return fresh() if fresh else contextlib.nullcontext()
 
 
-def capture(fn, inputs, impl: str, mode: str, dtype: str, shape: str) -> Capture:
+def capture(op, inputs, impl: str, mode: str, dtype: str, shape: str) -> Capture:
+    """Compile the op's torch_eager and run it once as its row does; for a backward pass (compare.passes) that call
+    runs the backward too, so the code captured includes the backward AOTAutograd compiled."""
     from torch._inductor.utils import run_and_get_code
 
-    compiled = torch.compile(fn, mode=None if mode == "default" else mode, dynamic=False)
+    from . import passes
+
+    compiled = passes.row(op, torch.compile(op.torch_eager, mode=None if mode == "default" else mode, dynamic=False),
+                          None)
     with _fresh_cache():
         start = time.perf_counter()
         _, sources = run_and_get_code(compiled, *inputs)

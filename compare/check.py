@@ -25,7 +25,7 @@ from . import layouts
 from .schedule import RANDOM, CheckCase, case_seed, dtype_name  # noqa: F401  (case_seed: re-exported)
 from .spec import Op, Shape, Tolerance
 
-__all__ = ["CheckResult", "compare", "is_degenerate", "where_wrong", "judge_case", "judge_timed_output",
+__all__ = ["CheckResult", "compare", "compare_outputs", "is_degenerate", "where_wrong", "judge_case", "judge_timed_output",
            "case_inputs", "case_seed", "check_case", "run_case_in_process", "dtype_name"]
 
 
@@ -139,8 +139,33 @@ def compare(out, ref: torch.Tensor, tol: Tolerance, expect_dtype: torch.dtype) -
     return True, "", figures
 
 
-def is_degenerate(ref: torch.Tensor, tol: Tolerance, dtype: torch.dtype | None = None) -> str:
-    """A reason the reference can't tell a right answer from a trivial one at this tolerance, or ''."""
+def compare_outputs(out, ref, tol, expect_dtype: torch.dtype, names=None) -> tuple[bool, str, dict]:
+    """compare() for an op's output, or for each of the outputs of a pass with several (compare.passes: a tuple
+    of references, one Tolerance each, named for the messages); the figures are the worst over the outputs."""
+    if not isinstance(ref, tuple):
+        return compare(out, ref, tol, expect_dtype)
+    names = names or [f"output {i}" for i in range(len(ref))]
+    if not isinstance(out, (tuple, list)) or len(out) != len(ref):
+        got = f"{len(out)} outputs" if isinstance(out, (tuple, list)) else (
+            out if isinstance(out, str) else type(out).__name__)
+        return False, f"returned {got}, expected {len(ref)} ({', '.join(names)})", {}
+    worst: dict = {}
+    for name, o, r, t in zip(names, out, ref, tol):
+        ok, message, figures = compare(o, r, t, expect_dtype)
+        for key, value in figures.items():
+            worst[key] = max(worst.get(key, 0.0), value)
+        if not ok:
+            return False, f"{name}: {message}", worst
+    return True, "", worst
+
+
+def is_degenerate(ref, tol, dtype: torch.dtype | None = None) -> str:
+    """A reason the reference can't tell a right answer from a trivial one at this tolerance, or ''. For several
+    outputs (compare.passes), only when none of them can tell: LayerNorm of one column has a constant output and a
+    zero dx, while its bias gradient still fails a wrong kernel."""
+    if isinstance(ref, tuple):
+        reasons = [is_degenerate(r, t, dtype) for r, t in zip(ref, tol)]
+        return "" if not all(reasons) else "every output: " + "; ".join(reasons)
     finite = ref[torch.isfinite(ref)]
     if finite.numel() == 0:
         return ""
@@ -189,7 +214,8 @@ def case_inputs(op: Op, case: CheckCase, device: torch.device) -> CaseInputs:
                       tuple(t.clone() for t in made[2]))
 
 
-def reference(op: Op, pristine: tuple) -> torch.Tensor:
+def reference(op: Op, pristine: tuple):
+    """The float64 reference of the op's output (a tuple, one per output, for a pass with several)."""
     return op.reference(*[t.to(torch.float64) for t in pristine])
 
 
@@ -197,14 +223,16 @@ def _unchanged(given: tuple, pristine: tuple) -> bool:
     return all(bool(((p == g) | (p.isnan() & g.isnan())).all()) for g, p in zip(given, pristine))
 
 
-def _result(op: Op, impl: str, dtype: torch.dtype, shape: Shape, label: str, seeds: tuple) -> CheckResult:
-    tol = op.tolerance(dtype, shape)
+def _result(op: Op, impl: str, dtype: torch.dtype, shape: Shape, label: str, seeds: tuple,
+            inputs: str = RANDOM) -> CheckResult:
+    tol = op.tolerance(dtype, shape, inputs)
+    tol = tol[0] if isinstance(tol, tuple) else tol  # the tables show the first output's; the json has them all
     return CheckResult(impl, dtype_name(dtype), op.describe_shape(shape), label, seeds[1 if len(seeds) > 1 else 0],
                        False, "FAIL", atol=tol.atol, rtol=tol.rtol, ulps=tol.ulps or None, seeds=tuple(seeds))
 
 
 def failed_result(op: Op, impl: str, case: CheckCase, status: str, message: str) -> CheckResult:
-    result = _result(op, impl, case.dtype, case.shape, case.label, case.seeds)
+    result = _result(op, impl, case.dtype, case.shape, case.label, case.seeds, case.inputs)
     result.status, result.message = status, message
     return result
 
@@ -212,8 +240,8 @@ def failed_result(op: Op, impl: str, case: CheckCase, status: str, message: str)
 def judge_case(op: Op, impl: str, case: CheckCase, inputs: CaseInputs, outputs) -> CheckResult:
     """Judge one check case from what the worker handed back (compare.worker.CaseOutputs): A's output as it came
     back, A's output again after call B, B's output; and the inputs, which must be as they were given."""
-    result = _result(op, impl, case.dtype, case.shape, case.label, case.seeds)
-    tol = op.tolerance(case.dtype, case.shape)
+    result = _result(op, impl, case.dtype, case.shape, case.label, case.seeds, case.inputs)
+    tol = op.tolerance(case.dtype, case.shape, case.inputs)
     if outputs.refused:
         if case.layout and "contiguous" in outputs.refused.lower():
             result.ok, result.status, result.message = True, "ok", f"refused non-contiguous input: {outputs.refused}"
@@ -230,11 +258,11 @@ def judge_case(op: Op, impl: str, case: CheckCase, inputs: CaseInputs, outputs) 
     for call, out, ref in (("call A", outputs.first_a, ref_a),
                            ("call A's output, judged again after call B", outputs.a, ref_a),
                            ("call B", outputs.b, ref_b)):
-        ok, message, figures = compare(out, ref, tol, dtype)
+        ok, message, figures = compare_outputs(out, ref, tol, dtype, op.output_names)
         for key, value in figures.items():
             worst[key] = max(worst.get(key, 0.0), value)
         if not ok:
-            if call.startswith("call A's output") and _same_verdict_as_b(outputs, ref_b, tol, dtype):
+            if call.startswith("call A's output") and _same_verdict_as_b(op, outputs, ref_b, tol, dtype):
                 message = "call A's output changed into call B's answer (its memory reused or aliased by call B); " \
                           + message
             else:
@@ -253,8 +281,8 @@ def judge_case(op: Op, impl: str, case: CheckCase, inputs: CaseInputs, outputs) 
     return result
 
 
-def _same_verdict_as_b(outputs, ref_b, tol, dtype) -> bool:
-    return isinstance(outputs.a, torch.Tensor) and compare(outputs.a, ref_b, tol, dtype)[0]
+def _same_verdict_as_b(op: Op, outputs, ref_b, tol, dtype) -> bool:
+    return not isinstance(outputs.a, str) and compare_outputs(outputs.a, ref_b, tol, dtype, op.output_names)[0]
 
 
 def judge_timed_output(op: Op, impl: str, dtype: torch.dtype, shape: Shape, which: str, seed: int, out,
@@ -265,7 +293,7 @@ def judge_timed_output(op: Op, impl: str, dtype: torch.dtype, shape: Shape, whic
     if not _unchanged(given, pristine):
         result.message = "the inputs of the timed calls were modified by the implementation"
         return result
-    ok, message, figures = compare(out, reference(op, pristine), tol, pristine[0].dtype)
+    ok, message, figures = compare_outputs(out, reference(op, pristine), tol, pristine[0].dtype, op.output_names)
     for key, value in figures.items():
         setattr(result, key, value)
     result.ok, result.status, result.message = ok, "ok" if ok else "FAIL", message

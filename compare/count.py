@@ -93,7 +93,8 @@ def count_cuda(path: Path, variant: str, impl: str) -> LineCount:
     text = Path(path).read_text()
     _, blocks = callgraph.c_entities(text)
     lines = text.splitlines()
-    naming = re.compile(r'"' + re.escape(variant) + r'\s*[("]')  # the registration lines that name this variant
+    # the registration lines that name this variant (and its backward)
+    naming = re.compile(r'"' + re.escape(variant) + r'(?:_backward)?\s*[("]')
     registration = {n for first, last, _header in blocks for n in range(first, last + 1) if naming.search(lines[n - 1])}
     return _line_count(callgraph.cuda_reach(path, variant), impl, c_code_lines, registration)
 

@@ -14,7 +14,7 @@ from typing import Callable
 
 import specs
 
-from . import env
+from . import env, passes
 from .spec import Op
 
 
@@ -26,14 +26,38 @@ class SpecError(Exception):
     """A spec or source file that the harness cannot use; the message names the file and what to fix."""
 
 
-def op_names() -> list[str]:
+def spec_names() -> list[str]:
+    """The ops with a spec file, specs/<op>.py."""
     return sorted(m.name for m in pkgutil.iter_modules(specs.__path__) if not m.name.startswith("_"))
 
 
+def op_names() -> list[str]:
+    """Every op the harness runs: each spec's, and for a spec with a backward its backward passes beside it
+    (compare.passes: layernorm, layernorm-backward, layernorm-fwd-bwd)."""
+    found = []
+    for name in spec_names():
+        try:
+            found += passes.names(_load_spec(name))
+        except SpecError:  # reported by load_op, when the op is asked for
+            found.append(name)
+    return found
+
+
 def load_op(name: str) -> Op:
-    if name not in op_names():
+    base, which = passes.split_name(name)
+    if base not in spec_names() or (which != passes.FORWARD and _load_spec(base).backward is None):
         raise UnknownOp(f"unknown op {name!r}; the ops are: {', '.join(op_names()) or '(none)'}. "
                         f"`python -m compare new {name}` makes a skeleton for a new one.")
+    return passes.pass_op(_load_spec(base), which)
+
+
+def base_name(op: str) -> str:
+    """The spec an op comes from: the op itself, or the op whose backward pass it is."""
+    base, which = passes.split_name(op)
+    return base if which != passes.FORWARD and base in spec_names() else op
+
+
+def _load_spec(name: str) -> Op:
     module = importlib.import_module(f"specs.{name}")
     op = getattr(module, "OP", None)
     if not isinstance(op, Op):
@@ -64,19 +88,24 @@ class Impl:
 
     def load(self) -> Callable:
         if self.backend == "cuda":
-            return cuda_op(self.op, self.variant, self.source, self.library or f"lab_{self.op}")
+            return cuda_op(self.op, self.variant, self.source, self.library or f"lab_{base_name(self.op)}")
         if self.backend == "triton":
-            return triton_function(self.source, self.variant)
+            op = load_op(self.op) if self.op in op_names() else None
+            forward = triton_function(self.source, self.variant)
+            if op is None or op.pass_of is None:
+                return forward
+            return passes.row(op, forward, triton_function(self.source, self.variant, backward=True))
         op = load_op(self.op)
-        return op.torch_eager if self.variant == "eager" else compiled(op, _compile_mode(self.variant))
+        return passes.row(op, op.torch_eager if self.variant == "eager" else compiled(op, _compile_mode(self.variant)),
+                          None)
 
 
 def cuda_source(op: str) -> Path:
-    return env.CUDA_DIR / f"{op}.cu"
+    return env.CUDA_DIR / f"{base_name(op)}.cu"
 
 
 def triton_source(op: str) -> Path:
-    return env.TRITON_DIR / f"{op}.py"
+    return env.TRITON_DIR / f"{base_name(op)}.py"
 
 
 _DEF = re.compile(r'\bm\.def\(\s*"(\w+)\s*\(')
@@ -84,17 +113,28 @@ _LIBRARY = re.compile(r"\bTORCH_LIBRARY\(\s*(\w+)\s*,")
 
 
 def cuda_variants(op: str) -> list[str]:
-    """The schemas registered in cuda_src/<op>.cu, in file order."""
+    """The rows of cuda_src/<op>.cu: its schemas in file order, less the backwards (<name>_backward) of an op with
+    a gradient, each of which must be there (compare.spec)."""
     path = cuda_source(op)
     if not path.exists():
         return []
     text = path.read_text()
+    base = base_name(op)
     for m in _LIBRARY.finditer(text):
-        if m.group(1) != f"lab_{op}":
+        if m.group(1) != f"lab_{base}":
             line = text.count("\n", 0, m.start()) + 1
             raise SpecError(f"{env.relpath(path)}:{line}: TORCH_LIBRARY namespace is {m.group(1)!r}; "
-                            f"it must be 'lab_{op}' so the harness can find the ops")
-    return _DEF.findall(text)
+                            f"it must be 'lab_{base}' so the harness can find the ops")
+    schemas = _DEF.findall(text)
+    if base not in spec_names() or _load_spec(base).backward is None:
+        return schemas
+    rows = [s for s in schemas if not (s.endswith("_backward") and s.removesuffix("_backward") in schemas)]
+    missing = [r for r in rows if f"{r}_backward" not in schemas]
+    if missing:
+        raise SpecError(f"{env.relpath(path)}: specs/{base}.py declares a backward, but no schema "
+                        f"{', '.join(m + '_backward' for m in missing)} is registered for "
+                        f"{', '.join(missing)}: each row needs m.def(\"<name>_backward(...)\")")
+    return rows
 
 
 def cuda_op(op: str, variant: str, source: Path | None = None, library: str | None = None) -> Callable:
@@ -104,10 +144,12 @@ def cuda_op(op: str, variant: str, source: Path | None = None, library: str | No
     from . import build
 
     source = Path(source) if source else cuda_source(op)
-    library = library or f"lab_{op}"
+    library = library or f"lab_{base_name(op)}"
     spec_op = load_op(op) if op in op_names() else None
     build.build(library.removeprefix("lab_"), spec_op.cuda_flags if spec_op else (), progress=False, path=source)
     fn = getattr(getattr(torch.ops, library), variant)
+    if spec_op is not None and spec_op.pass_of is not None:  # a forward and backward pair (compare.passes)
+        return passes.row(spec_op, fn, getattr(getattr(torch.ops, library), f"{variant}_backward"))
     if spec_op is not None and library == f"lab_{op}":
         _register_fake(op, variant)
     return fn
@@ -137,9 +179,10 @@ def triton_module(op: str):
     return importlib.import_module(f"triton_src.{op}")
 
 
-def triton_function(source: Path, variant: str) -> Callable:
-    """The function marked @variant(variant) in a Triton source file, imported (in a worker only). Files of the
-    repository's triton_src/ import as triton_src.<op>; any other file (a planted one in the tests) by its path."""
+def triton_function(source: Path, variant: str, backward: bool = False) -> Callable:
+    """The function marked @variant(variant) (with backward, @backward(variant)) in a Triton source file, imported
+    (in a worker only). Files of the repository's triton_src/ import as triton_src.<op>; any other file (a planted
+    one in the tests) by its path."""
     source = Path(source).resolve()
     if source.parent == env.TRITON_DIR.resolve():
         module = importlib.import_module(f"triton_src.{source.stem}")
@@ -153,33 +196,43 @@ def triton_function(source: Path, variant: str) -> Callable:
             module = importlib.util.module_from_spec(spec)
             sys.modules[name] = module  # Triton's JIT looks kernels' globals up through their module
             spec.loader.exec_module(module)
+    mark = "lab_backward" if backward else "lab_variant"
     for fn in vars(module).values():
-        if callable(fn) and getattr(fn, "lab_variant", None) == variant:
+        if callable(fn) and getattr(fn, mark, None) == variant:
             return fn
-    raise SpecError(f"{env.relpath(source)}: no function marked @variant({variant!r})")
+    raise SpecError(f"{env.relpath(source)}: no function marked @{'backward' if backward else 'variant'}({variant!r})")
 
 
-def python_variants(source: Path) -> list[str]:
-    """The names given to @variant(...) in a Triton source file, in file order, read from its syntax tree: finding
-    the rows never runs their code (the parent process, which judges them, must not)."""
+def python_variants(source: Path, decorator: str = "variant") -> list[str]:
+    """The names given to @variant(...) (or @backward(...)) in a Triton source file, in file order, read from its
+    syntax tree: finding the rows never runs their code (the parent process, which judges them, must not)."""
     tree = ast.parse(Path(source).read_text(), filename=str(source))
     found = []
     for node in tree.body:
         if not isinstance(node, ast.FunctionDef):
             continue
         for dec in node.decorator_list:
-            if isinstance(dec, ast.Call) and ast.unparse(dec.func).split(".")[-1] == "variant":
+            if isinstance(dec, ast.Call) and ast.unparse(dec.func).split(".")[-1] == decorator:
                 if not (len(dec.args) == 1 and isinstance(dec.args[0], ast.Constant)
                         and isinstance(dec.args[0].value, str)):
-                    raise SpecError(f"{env.relpath(source)}:{dec.lineno}: @variant takes one string literal, the "
-                                    f"row's name, e.g. @variant(\"tuned\")")
+                    raise SpecError(f"{env.relpath(source)}:{dec.lineno}: @{decorator} takes one string literal, "
+                                    f"the row's name, e.g. @{decorator}(\"tuned\")")
                 found.append(dec.args[0].value)
     return found
 
 
 def triton_variants(op: str) -> list[str]:
     path = triton_source(op)
-    return python_variants(path) if path.exists() else []
+    if not path.exists():
+        return []
+    rows = python_variants(path)
+    base = base_name(op)
+    if base in spec_names() and _load_spec(base).backward is not None:
+        missing = [r for r in rows if r not in python_variants(path, "backward")]
+        if missing:
+            raise SpecError(f"{env.relpath(path)}: specs/{base}.py declares a backward, but no function is marked "
+                            f"{', '.join(f'@backward({m!r})' for m in missing)}: each row needs its backward")
+    return rows
 
 
 def _compile_mode(variant: str) -> str:

@@ -446,6 +446,8 @@ def _copied(outputs):
         value = getattr(outputs, field, None)
         if isinstance(value, torch.Tensor):
             setattr(outputs, field, value.clone())
+        elif isinstance(value, tuple):  # the outputs of a pass with several (compare.passes)
+            setattr(outputs, field, tuple(t.clone() if isinstance(t, torch.Tensor) else t for t in value))
     return outputs
 
 

@@ -17,6 +17,7 @@ rows take their backward from autograd.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 from typing import Any, Callable, Mapping, Sequence
 
 import torch
@@ -39,6 +40,26 @@ class Tolerance:
     atol: float
     rtol: float
     ulps: float = 0.0
+
+
+@dataclasses.dataclass(frozen=True)
+class Backward:
+    """The gradient of an op (compare.passes makes its backward and forward+backward passes from it). Every input of
+    the op gets a gradient; the float64 reference's are autograd's on the spec's reference."""
+
+    inputs: Sequence[str]  # the op's inputs by name, in order ("x", "weight", "bias"): the gradients are d<name>
+    bytes_moved: Callable[[Shape, torch.dtype], int]  # fewest bytes a backward must read + write
+    # Per (dtype, shape), one Tolerance per gradient, in the order of `inputs` (or per (dtype, shape, input set)).
+    tolerances: Callable[..., Sequence[Tolerance]]
+    # The gradient of the output a backward is given, from the op's inputs (its shape and dtype follow the output).
+    make_grad_output: Callable[[tuple, torch.Generator], torch.Tensor]
+    flops: Callable[[Shape], int] = lambda shape: 0
+    # Check shapes for the backward passes only, beside the op's own: shapes where the forward's output is constant
+    # (LayerNorm of one column is its bias), which the forward's checks rightly refuse as degenerate.
+    check_shapes: Sequence[Shape] = ()
+    # The op's special input sets the backward passes leave out, where the gradient is not a kernel's to match (the
+    # spec says why).
+    skip_special_inputs: Sequence[str] = ()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -80,10 +101,17 @@ class Op:
     # The (dtype, bench shape) cells where the report's ladder table shows what each step of a kernel file bought
     # (compare/ladder.py): pick those where the steps differ. Default: every dtype at the largest bench shape.
     ladder_cells: Sequence[tuple[torch.dtype, Shape]] | None = None
+    backward: Backward | None = None  # the op's gradient: it then runs as three passes (compare.passes)
+    # Set by compare.passes on the Op of a pass: its output names ("dx", "dweight", ...) and (op, pass).
+    output_names: Sequence[str] | None = None
+    pass_of: tuple[str, str] | None = None
 
-    def tolerance(self, dtype: torch.dtype, shape: Shape) -> Tolerance:
+    def tolerance(self, dtype: torch.dtype, shape: Shape, inputs: str = "random") -> Tolerance | tuple[Tolerance, ...]:
+        """The output's Tolerance; for a pass with several outputs (compare.passes), a tuple, one per output.
+        inputs: the check's input set, for a tolerances function that takes it as a third argument (an input set
+        whose arithmetic differs: LayerNorm's rows far from zero carry the rounding of their mean)."""
         if callable(self.tolerances):
-            return self.tolerances(dtype, shape)
+            return call_tolerances(self.tolerances, dtype, shape, inputs)
         return self.tolerances[dtype]
 
     def supports(self, impl: str, dtype: torch.dtype, shape: Shape) -> bool:
@@ -134,6 +162,12 @@ ELEMENTWISE_SHAPES = dict(
     interpret_shapes=[(1,), (127,), (4099,)],
     index_overflow_shape=(2**31 + 33,),
 )
+
+
+def call_tolerances(fn: Callable, dtype: torch.dtype, shape: Shape, inputs: str):
+    """A tolerances function called as (dtype, shape), or (dtype, shape, inputs) where it takes the input set."""
+    takes_inputs = len(inspect.signature(fn).parameters) >= 3
+    return fn(dtype, shape, inputs) if takes_inputs else fn(dtype, shape)
 
 
 def backward(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:

@@ -90,11 +90,23 @@ class CaseOutputs:
 
 
 def _handover(out):
-    """An output as the parent can receive it: tensors as they are (the parent copies them on arrival), anything
-    else described, so an implementation returning a tuple or a number is judged wrong rather than crashing."""
+    """An output as the parent can receive it: tensors as they are (the parent copies them on arrival), a tuple of
+    them (a pass with several outputs, compare.passes) as a tuple, anything else described, so an implementation
+    returning a number is judged wrong rather than crashing."""
     if isinstance(out, torch.Tensor):
         return out.detach()
+    if isinstance(out, (tuple, list)) and out and all(isinstance(t, torch.Tensor) for t in out):
+        return tuple(t.detach() for t in out)
     return f"{type(out).__name__}: {str(out)[:200]}"
+
+
+def _clone(out):
+    """A copy of an output (or of each of a tuple's), taken the moment it is returned."""
+    if isinstance(out, torch.Tensor):
+        return out.detach().clone()
+    if isinstance(out, (tuple, list)):
+        return tuple(_clone(t) for t in out)
+    return out
 
 
 def call_case(warmup, inputs_a, inputs_b, may_refuse: bool, fn=None) -> CaseOutputs:
@@ -118,7 +130,7 @@ def call_case(warmup, inputs_a, inputs_b, may_refuse: bool, fn=None) -> CaseOutp
     poison_free_cpu_memory(inputs_a)
     out_a = fn(*inputs_a)
     _sync(device)
-    first_a = out_a.detach().clone() if isinstance(out_a, torch.Tensor) else out_a
+    first_a = _clone(out_a)
     poison_free_memory(device, 2 * _nbytes(inputs_b))
     poison_free_cpu_memory(inputs_b)
     out_b = fn(*inputs_b)
@@ -157,8 +169,14 @@ class _Recorder:
 def time_cell(sets, impl: str, dtype: str, shape: str, nbytes: int, flops: int, graph: bool,
               profile_check: bool) -> TimedOutputs:
     """One timed cell: the row's calls rotating over the input sets (timing.measure), the outputs of the first and
-    last timed call kept for the parent to judge."""
+    last timed call kept for the parent to judge. A backward pass (compare.passes) runs its forward on each input
+    set here, before timing, and times the backward alone."""
     fn = _fn()
+    if hasattr(fn, "lab_prepare"):
+        device = sets[0][0].device
+        sets = [fn.lab_prepare(*s) for s in sets]
+        fn = fn.lab_timed
+        _sync(device)
     recorder = _Recorder(fn, sets)
     t = timing.time_calls(recorder, impl=impl, dtype=dtype, shape=shape, nbytes=nbytes, flops=flops, graph=graph,
                           on_timed=lambda on: setattr(recorder, "recording", on),
@@ -192,7 +210,7 @@ def capture_compiled(dtype: torch.dtype, shape, inputs, mode: str, dtype_name: s
     from .discover import load_op
 
     op = load_op(_row["impl"].op)
-    return capture.capture(op.torch_eager, inputs, _row["impl"].name, mode, dtype_name, shape_name)
+    return capture.capture(op, inputs, _row["impl"].name, mode, dtype_name, shape_name)
 
 
 def triton_resources() -> list[dict]:
