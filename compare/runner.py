@@ -501,20 +501,23 @@ def _time_row(pool, op: Op, impl, dtypes, device, options: Options, timed, out: 
 
 
 def _account_kernels(pool, op: Op, impl, dtypes, device, timed, seed: int, out: RowOutcome) -> None:
-    """One profiled call per dtype at the smallest timed shape (compare.accounting)."""
+    """One profiled call per dtype at the smallest timed shape, all in one profiling session (compare.accounting)."""
+    cells = []
     for dtype in dtypes:
         shape = next((s for s in timed if op.supports(impl.name, dtype, s)), None)
-        if shape is None:
-            continue
-        seeds = schedule.case_seeds(seed, op, impl.name, dtype, shape, schedule.RANDOM, None, "accounting", 1)
-        inputs = check.make_inputs(op, shape, dtype, device, seeds[0])
-        try:
-            with _gate.exclusive():  # the GPU time of its kernels, with no other row's beside them
-                launched = _call(pool, impl, "kernels_launched", inputs)
-        except RowFailure as failure:
-            out.status = RowStatus(impl.name, Status.ERROR, f"kernel accounting: {failure.message}")
-            return
-        record = accounting.account(impl, schedule.dtype_name(dtype), op.describe_shape(shape), launched)
+        if shape is not None:
+            seeds = schedule.case_seeds(seed, op, impl.name, dtype, shape, schedule.RANDOM, None, "accounting", 1)
+            cells.append((dtype, shape, check.make_inputs(op, shape, dtype, device, seeds[0])))
+    if not cells:
+        return
+    try:
+        with _gate.exclusive():  # the GPU time of its kernels, with no other row's beside them
+            launched = _call(pool, impl, "kernels_launched", [inputs for _, _, inputs in cells])
+    except RowFailure as failure:
+        out.status = RowStatus(impl.name, Status.ERROR, f"kernel accounting: {failure.message}")
+        return
+    for (dtype, shape, _), calls in zip(cells, launched):
+        record = accounting.account(impl, schedule.dtype_name(dtype), op.describe_shape(shape), calls)
         out.kernels.append(record)
         if record.problem and out.status.status == Status.OK:
             out.status = RowStatus(impl.name, Status.FAIL, f"{record.dtype} {record.shape}: {record.problem}")

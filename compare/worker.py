@@ -188,18 +188,30 @@ def time_cell(sets, impl: str, dtype: str, shape: str, nbytes: int, flops: int, 
     return TimedOutputs(t, _handover(first), first_set, _handover(last), last_set)
 
 
-def kernels_launched(inputs) -> dict:
-    """One call of the row under torch.profiler: every GPU activity it caused (kernels, memsets, copies) with its
+def kernels_launched(input_sets) -> list[dict]:
+    """One call of the row per input set (one per dtype), all under one torch.profiler session (each session costs
+    its set-up and trace processing): every GPU activity each call caused (kernels, memsets, copies) with its
     stream, and the stream the harness times on, found from a marker kernel (torch's spin kernel, a few cycles)
-    launched there just before the call in the same trace."""
+    launched there just before each call in the same trace. The GPU is idle between calls, so each call's
+    activities lie between its marker and the next."""
     fn = _fn()
-    fn(*inputs)  # warm: JIT compilation and autotuning are not the call's own kernels
+    for inputs in input_sets:
+        fn(*inputs)  # warm: JIT compilation and autotuning are not the call's own kernels
     torch.cuda.synchronize()
-    found = timing.gpu_activities(lambda: (torch.cuda._sleep(1), fn(*inputs)))
-    marker = next((i for i, a in enumerate(found) if MARKER_KERNEL in a["name"]), None)
-    if marker is None:
-        return {"timing_stream": None, "activities": found}
-    return {"timing_stream": found[marker]["stream"], "activities": found[:marker] + found[marker + 1:]}
+
+    def calls():
+        for inputs in input_sets:
+            torch.cuda._sleep(1)
+            fn(*inputs)
+            torch.cuda.synchronize()
+
+    found = timing.gpu_activities(calls)
+    markers = [i for i, a in enumerate(found) if MARKER_KERNEL in a["name"]]
+    if len(markers) != len(input_sets):  # the markers were not seen: no stream to hold the calls to
+        return [{"timing_stream": None, "activities": found}] * len(input_sets)
+    bounds = markers + [len(found)]
+    return [{"timing_stream": found[start]["stream"], "activities": found[start + 1:end]}
+            for start, end in zip(bounds, bounds[1:])]
 
 
 MARKER_KERNEL = "spin_kernel"  # what torch.cuda._sleep launches
