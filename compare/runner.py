@@ -233,12 +233,20 @@ def _sum_phases(result: OpResult) -> None:
     compilation, at each shape and dtype."""
     for seconds in result.row_seconds.values():
         for phase, s in seconds.items():
-            result.phases[f"rows: {phase}"] = round(result.phases.get(f"rows: {phase}", 0.0) + s, 2)
+            # "checks/<part>": a part of a row's checks (_check_case), a line 'of the checks', not a phase of its own
+            label = f"of the checks: {phase.split('/', 1)[1]}" if "/" in phase else f"rows: {phase}"
+            result.phases[label] = round(result.phases.get(label, 0.0) + s, 2)
     for label, prefix in (("of the checks: Triton first calls (JIT, autotuning)", "triton:"),
                           ("of the checks: torch.compile first calls (compilation)", "torch:compile")):
         first_calls = sum(c.warmup_s or 0.0 for c in result.checks if c.impl.startswith(prefix))
         if first_calls:
             result.phases[label] = round(first_calls, 2)
+    # The lines 'of the checks' right after the rows' checks, whatever order the rows' phases came in.
+    parts = {k: result.phases.pop(k) for k in list(result.phases) if k.startswith("of the checks")}
+    phases = list(result.phases.items())
+    at = next((i + 1 for i, (k, _) in enumerate(phases) if k == "rows: checks"), len(phases))
+    result.phases.clear()
+    result.phases.update(phases[:at] + list(parts.items()) + phases[at:])
 
 
 def _read_ladder(op: Op, impls, result: OpResult) -> None:
@@ -341,7 +349,7 @@ def run_row(pool, op: Op, impl: discover.Impl, options: Options, timed: list) ->
             _row_display.phase("checks", len(cases))
             for case in cases:
                 _row_display.step()
-                result = _check(pool, op, impl, case, device)
+                result = _check(pool, op, impl, case, device, out.seconds)
                 out.checks.append(result)
                 if case.dtype not in first_of_dtype and impl.backend == "triton" and result.warmup_s is not None:
                     out.jit.append(_first_call(impl, schedule.dtype_name(case.dtype), result.warmup_s))
@@ -368,7 +376,7 @@ def run_row(pool, op: Op, impl: discover.Impl, options: Options, timed: list) ->
         with clock("checks"):
             _row_display.phase("checks after timing")
             for case in schedule.recheck_cases(op, impl.name, dtypes, gpu, timed, options.seed):
-                out.checks.append(_check(pool, op, impl, case, device))
+                out.checks.append(_check(pool, op, impl, case, device, out.seconds))
     except _RowStopped as stopped:
         out.status = stopped.status
         return out
@@ -397,7 +405,8 @@ class _PhaseClock:
         try:
             yield
         finally:
-            self.seconds[phase] = round(self.seconds.get(phase, 0.0) + time.perf_counter() - start, 2)
+            # to the microsecond: a check case's parts add thousands of milliseconds
+            self.seconds[phase] = round(self.seconds.get(phase, 0.0) + time.perf_counter() - start, 6)
 
 
 def _call(pool, impl, name: str, *args, context: str = ""):
@@ -418,13 +427,17 @@ def _call(pool, impl, name: str, *args, context: str = ""):
     return value
 
 
-def _check(pool, op: Op, impl, case: schedule.CheckCase, device) -> check.CheckResult:
+def _check(pool, op: Op, impl, case: schedule.CheckCase, device, seconds: dict | None = None) -> check.CheckResult:
     with _gate.shared():  # inputs, calls and judging all use the GPU
-        return _check_case(pool, op, impl, case, device)
+        return _check_case(pool, op, impl, case, device, seconds if seconds is not None else {})
 
 
-def _check_case(pool, op: Op, impl, case: schedule.CheckCase, device) -> check.CheckResult:
-    inputs = check.case_inputs(op, case, device)
+def _check_case(pool, op: Op, impl, case: schedule.CheckCase, device, seconds: dict) -> check.CheckResult:
+    """One case: the inputs made here, the calls in the worker, the judgment here; seconds gets the wall time of
+    the parent's two parts (the phase table's lines 'of the checks')."""
+    clock = _PhaseClock(seconds)
+    with clock("checks/making inputs, in the parent"):
+        inputs = check.case_inputs(op, case, device)
     start = time.perf_counter()
     try:
         outputs = _call(pool, impl, "call_case", inputs.warmup, inputs.a, inputs.b, case.layout is not None,
@@ -433,8 +446,9 @@ def _check_case(pool, op: Op, impl, case: schedule.CheckCase, device) -> check.C
     except RowFailure as failure:  # the row raised: an error on this case, and the row goes on
         r = check.failed_result(op, impl.name, case, "error", failure.message)
         return r
-    outputs = _copied(outputs)
-    r = check.judge_case(op, impl.name, case, inputs, outputs)
+    with clock("checks/judging, in the parent"):
+        outputs = _copied(outputs)
+        r = check.judge_case(op, impl.name, case, inputs, outputs)
     r.warmup_s = outputs.warmup_s if outputs.warmup_s else time.perf_counter() - start
     return r
 
