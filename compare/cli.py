@@ -159,6 +159,9 @@ def make_parser() -> argparse.ArgumentParser:
                         "shared memory) and report errors per row; needs a GPU and the CUDA toolkit. --impls, "
                         "--dtypes, --sizes (the shapes to run), --seed and --row-timeout apply; --out FILE also writes "
                         "the results to FILE as JSON")
+    p.add_argument("--backward", action="store_true",
+                   help="with 'new NAME': a skeleton whose op has a gradient, each row a forward and backward pair "
+                        "(README, 'Adding an op')")
     return p
 
 
@@ -198,8 +201,11 @@ def run(parser: argparse.ArgumentParser, args: argparse.Namespace, argv: list[st
         from . import scaffold
 
         if len(args.ops) != 2:
-            parser.error("usage: python -m compare new NAME")
-        return scaffold.main(args.ops[1])
+            parser.error("usage: python -m compare new NAME [--backward]")
+        return scaffold.main(args.ops[1], args.backward)
+    if args.backward:
+        parser.error("--backward goes with 'new NAME' (a skeleton with a gradient); a run of ops takes its passes "
+                     "by name: OP-backward, OP-fwd-bwd")
     names = discover.op_names() if args.ops == ["all"] else args.ops
     try:
         ops = [discover.load_op(n) for n in names]

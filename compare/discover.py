@@ -242,7 +242,7 @@ def _compile_mode(variant: str) -> str:
 def implementations(op: Op) -> list[Impl]:
     impls: list[Impl] = []
     for variant in cuda_variants(op.name):
-        impls.append(Impl(op.name, "cuda", variant, cuda_source(op.name), library=f"lab_{op.name}"))
+        impls.append(Impl(op.name, "cuda", variant, cuda_source(op.name), library=f"lab_{base_name(op.name)}"))
     for variant in triton_variants(op.name):
         impls.append(Impl(op.name, "triton", variant, triton_source(op.name), needs_gpu=False))
     impls.append(Impl(op.name, "torch", "eager", None, needs_gpu=False))

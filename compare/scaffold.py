@@ -28,7 +28,7 @@ import math
 
 import torch
 
-from compare.spec import ELEMENTWISE_SHAPES, Op, Tolerance
+from compare.spec import ELEMENTWISE_SHAPES, $spec_imports
 from specs import _special
 
 
@@ -90,7 +90,7 @@ OP = Op(
         torch.float32: Tolerance(atol=0.0, rtol=0.0, ulps=1),
         torch.float16: Tolerance(atol=0.0, rtol=0.0, ulps=1),
         torch.bfloat16: Tolerance(atol=0.0, rtol=0.0, ulps=1),
-    },
+    },$spec_backward
 )
 '''
 
@@ -102,7 +102,7 @@ CUDA = '''// $title. Spec: specs/$name.py. Triton side: triton_src/$name.py.
 //
 #include "lab.h"
 
-cudaError_t launch_${name}_simple(lab::DType dtype, const void* x, void* y, int64_t n, cudaStream_t stream);
+cudaError_t launch_${name}_simple(lab::DType dtype, const void* x, void* y, int64_t n, cudaStream_t stream);$cuda_declare
 
 #ifdef __CUDACC__
 #include "lab_device.cuh"
@@ -126,7 +126,7 @@ cudaError_t launch_${name}_simple(lab::DType dtype, const void* x, void* y, int6
         static_cast<const T*>(x), static_cast<T*>(y), n);
     return cudaGetLastError();
   });
-}
+}$cuda_device
 
 #else  // host half: the torch binding
 
@@ -134,11 +134,15 @@ cudaError_t launch_${name}_simple(lab::DType dtype, const void* x, void* y, int6
 
 at::Tensor ${name}_simple(const at::Tensor& x) {
   return lab::unary_elementwise(x, "$name", "simple", launch_${name}_simple);
+}$cuda_host
+
+TORCH_LIBRARY(lab_$name, m) {
+  m.def("simple(Tensor x) -> Tensor");$cuda_def
 }
 
-TORCH_LIBRARY(lab_$name, m) { m.def("simple(Tensor x) -> Tensor"); }
-
-TORCH_LIBRARY_IMPL(lab_$name, CUDA, m) { m.impl("simple", &${name}_simple); }
+TORCH_LIBRARY_IMPL(lab_$name, CUDA, m) {
+  m.impl("simple", &${name}_simple);$cuda_impl
+}
 
 #endif
 '''
@@ -152,7 +156,7 @@ import torch
 import triton
 import triton.language as tl
 
-from compare.spec import variant
+from compare.spec import $triton_imports
 from compare.validate import check_inputs
 
 
@@ -171,8 +175,85 @@ def simple(x: torch.Tensor) -> torch.Tensor:
     y = torch.empty_like(x)
     n = x.numel()
     ${name}_simple_kernel[(triton.cdiv(n, 1024),)](x, y, n, BLOCK=1024)
-    return y
+    return y$triton_backward
 '''
+
+
+# What --backward adds to the three files: the op's gradient (compare/passes.py), dx = 2·dy, in each of them.
+WITHOUT_BACKWARD = dict(spec_imports="Op, Tolerance", spec_backward="", cuda_declare="", cuda_device="",
+                        cuda_host="", cuda_def="", cuda_impl="", triton_imports="variant", triton_backward="")
+WITH_BACKWARD = dict(
+    spec_imports="Backward, Op, Tolerance",
+    spec_backward='''
+    # The gradient: the op then also runs as $name-backward and $name-fwd-bwd (compare/passes.py), judged against
+    # autograd of reference(). EDIT: each row's backward, the bytes a backward must move, the gradient's tolerance.
+    backward=Backward(
+        inputs=("x",),
+        bytes_moved=lambda shape, dtype: 2 * math.prod(shape) * dtype.itemsize,  # read dy, write dx
+        tolerances=lambda dtype, shape: (Tolerance(atol=0.0, rtol=0.0, ulps=1),),  # dx = 2·dy is exact
+        make_grad_output=lambda inputs, generator: make_inputs(tuple(inputs[0].shape), inputs[0].dtype,
+                                                               inputs[0].device, generator)[0],
+        flops=lambda shape: math.prod(shape),
+    ),''',
+    cuda_declare='''
+// The backward of step v1: dx from dy (and x, which the derivative of most ops needs).
+cudaError_t launch_${name}_simple_backward(lab::DType dtype, const void* dy, const void* x, void* dx, int64_t n,
+                                          cudaStream_t stream);''',
+    cuda_device='''
+
+__device__ __forceinline__ float ${name}_grad(float dy, float x) {
+  return 2.0f * dy;  // EDIT: dy times the derivative of your op at x, in fp32
+}
+
+template <typename T>
+__global__ void ${name}_simple_backward_kernel(const T* __restrict__ dy, const T* __restrict__ x, T* __restrict__ dx,
+                                               int64_t n) {
+  int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) dx[i] = lab::from_float<T>(${name}_grad(lab::to_float(dy[i]), lab::to_float(x[i])));
+}
+
+cudaError_t launch_${name}_simple_backward(lab::DType dtype, const void* dy, const void* x, void* dx, int64_t n,
+                                          cudaStream_t stream) {
+  return lab::dispatch_float_types(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    constexpr int kThreads = 256;
+    ${name}_simple_backward_kernel<T><<<lab::blocks_for(n, kThreads), kThreads, 0, stream>>>(
+        static_cast<const T*>(dy), static_cast<const T*>(x), static_cast<T*>(dx), n);
+    return cudaGetLastError();
+  });
+}''',
+    cuda_host='''
+
+// The backward of "simple": called as simple_backward(dy, x, *saved); this forward saves nothing.
+at::Tensor ${name}_simple_backward(const at::Tensor& dy, const at::Tensor& x) {
+  return lab::binary_elementwise(dy, x, "$name", "simple_backward", launch_${name}_simple_backward);
+}''',
+    cuda_def='''
+  m.def("simple_backward(Tensor dy, Tensor x) -> Tensor");''',
+    cuda_impl='''
+  m.impl("simple_backward", &${name}_simple_backward);''',
+    triton_imports="backward, variant",
+    triton_backward='''
+
+
+@triton.jit
+def ${name}_simple_backward_kernel(dy_ptr, x_ptr, dx_ptr, n_elements, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n_elements
+    dy = tl.load(dy_ptr + offsets, mask=mask).to(tl.float32)
+    dx = 2.0 * dy  # EDIT: dy times the derivative of your op at x (load x_ptr as above), in fp32
+    tl.store(dx_ptr + offsets, dx.to(dx_ptr.dtype.element_ty), mask=mask)
+
+
+@backward("simple")
+def simple_backward(dy: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    """Called as simple_backward(dy, x, *saved): the forward above saves nothing beside its output."""
+    check_inputs("$name", ("dy", dy), ("x", x), same_shape=True)
+    dx = torch.empty_like(x)
+    n = x.numel()
+    ${name}_simple_backward_kernel[(triton.cdiv(n, 1024),)](dy, x, dx, n, BLOCK=1024)
+    return dx''',
+)
 
 
 class ScaffoldError(Exception):
@@ -184,7 +265,7 @@ def targets(name: str) -> dict[Path, str]:
             env.TRITON_DIR / f"{name}.py": TRITON}
 
 
-def create(name: str) -> list[Path]:
+def create(name: str, with_backward: bool = False) -> list[Path]:
     reserved = ("all", "list", "new", "summary")  # the CLI's own commands
     if not re.fullmatch(r"[a-z][a-z0-9_]*", name) or keyword.iskeyword(name) or name in reserved:
         raise ScaffoldError(f"{name!r} can't be an op name: use lower-case letters, digits and '_', starting "
@@ -194,11 +275,13 @@ def create(name: str) -> list[Path]:
     if existing or name in discover.op_names():
         raise ScaffoldError(f"op {name!r} already exists ({', '.join(existing) or 'specs'}); nothing was written")
     title = name.replace("_", " ").capitalize()
+    parts = {key: string.Template(text).substitute(name=name)
+             for key, text in (WITH_BACKWARD if with_backward else WITHOUT_BACKWARD).items()}
     written = []
     try:
         for path, template in files.items():
             tmp = path.with_name(f".{path.name}.tmp")
-            tmp.write_text(string.Template(template).substitute(name=name, title=title))
+            tmp.write_text(string.Template(template).substitute(name=name, title=title, **parts))
             written.append((tmp, path))
         for tmp, path in written:
             os.replace(tmp, path)
@@ -208,9 +291,9 @@ def create(name: str) -> list[Path]:
     return list(files)
 
 
-def main(name: str) -> int:
+def main(name: str, with_backward: bool = False) -> int:
     try:
-        paths = create(name)
+        paths = create(name, with_backward)
     except ScaffoldError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

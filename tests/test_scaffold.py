@@ -52,3 +52,25 @@ def test_new_refuses_existing_ops_and_bad_names_without_writing(repo_copy):
     bad = lab(repo_copy, "new", "Bad-Name")
     assert bad.returncode == 2 and "can't be an op name" in bad.stderr
     assert not list((repo_copy / "specs").glob("*Bad*"))
+
+
+@pytest.mark.slow
+def test_new_op_with_a_gradient_runs_its_three_passes(repo_copy, tmp_path):
+    made = lab(repo_copy, "new", "shift_grad", "--backward")
+    assert made.returncode == 0, made.stderr
+    assert "@backward" in (repo_copy / "triton_src" / "shift_grad.py").read_text()
+    assert "simple_backward" in (repo_copy / "cuda_src" / "shift_grad.cu").read_text()
+    passes = ("shift_grad", "shift_grad-backward", "shift_grad-fwd-bwd")
+    ran = lab(repo_copy, *passes, "--no-time", "--out", str(tmp_path))
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    for name in passes:
+        data = json.loads((tmp_path / f"{name}.json").read_text())
+        rows = {r["impl"]: r["status"] for r in data["rows"]}
+        assert rows["triton:simple"] == "ok" and rows["torch:eager"] == "ok", (name, rows)
+        assert data["checks"], name
+    assert ran.stdout.count("cached") >= 2 or not env.nvcc_path()  # one build of the .cu serves the three passes
+
+
+def test_backward_is_for_new_only(repo_copy):
+    wrong = lab(repo_copy, "gelu", "--backward")
+    assert wrong.returncode == 2 and "--backward goes with 'new NAME'" in wrong.stderr
