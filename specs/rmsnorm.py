@@ -1,0 +1,52 @@
+"""RMSNorm over the last dimension of an (M, N) tensor, with a weight of N elements, and its backward:
+  y = x · rstd · weight,   rstd = 1 / sqrt(Σx² / N + eps)
+with eps = 1e-6, statistics in fp32 (torch.nn.functional.rms_norm's definition).
+
+LayerNorm without the mean and the bias (specs/layernorm.py): one statistic per row, and in the backward one
+reduction across rows (dweight). Memory-bound both ways. Forward: read x, write y (2·M·N elements) and the weight.
+Backward: read x and dy, write dx (3·M·N), plus the weight and dweight, and what the forward saved (rstd, M floats,
+the row's choice). CUDA: cuda_src/rmsnorm.cu. Triton: triton_src/rmsnorm.py.
+
+What the reference gives where inputs are not finite (IEEE arithmetic through the formula, as the kernels do): a
+row holding NaN is NaN throughout; a row holding ±inf has Σx² = inf, so rstd = 0: its finite entries give 0 (signed
+as x·w) and the infinite one inf·0 = NaN. The backward passes are not run on those rows (see specs/layernorm.py).
+"""
+import torch
+
+from compare.spec import Backward, Op
+from specs import _norm
+
+EPS = 1e-6  # triton_src/rmsnorm.py and cuda_src/rmsnorm.cu use the same
+with_weight = _norm.inputs_with_params(1)
+
+
+def reference(x, weight):
+    return x / torch.sqrt((x * x).mean(dim=-1, keepdim=True) + EPS) * weight
+
+
+def torch_eager(x, weight):
+    return torch.nn.functional.rms_norm(x, (x.shape[-1],), weight, eps=EPS)
+
+
+OP = Op(
+    name="rmsnorm",
+    summary="RMSNorm of an (M, N) tensor with weight (reduction per row, memory-bound)",
+    make_inputs=with_weight(_norm.randn),
+    reference=reference,
+    torch_eager=torch_eager,
+    bytes_moved=lambda shape, dtype: _norm.bytes_moved(shape, dtype, 2, 1),  # x, y; weight
+    flops=lambda shape: _norm.flops_per_element(shape, 4),
+    **_norm.SHAPES,
+    special_inputs=_norm.special_inputs(with_weight),
+    # A product, nothing cancels: relative bounds (_norm.tolerances with out_scale 0).
+    tolerances=lambda dtype, shape, inputs: _norm.tolerances(dtype, shape, inputs, out_scale=0.0),
+    backward=Backward(
+        inputs=("x", "weight"),
+        bytes_moved=lambda shape, dtype: _norm.bytes_moved(shape, dtype, 3, 2),  # x, dy, dx; weight, dweight
+        tolerances=lambda dtype, shape, inputs: _norm.grad_tolerances(dtype, shape, inputs, 2),
+        make_grad_output=_norm.grad_output,
+        flops=lambda shape: _norm.flops_per_element(shape, 8),
+        check_shapes=_norm.BACKWARD_CHECK_SHAPES,
+        skip_special_inputs=("inf and nan",),
+    ),
+)

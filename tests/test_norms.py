@@ -1,0 +1,201 @@
+"""Ops with a gradient (compare/passes.py), on LayerNorm and RMSNorm: the backward passes' float64 reference is
+autograd's, a right fp32 implementation passes every check case of every pass in every dtype, and wrong ones are
+caught: a variance taken as E[x²] - E[x]², eps outside the square root, a weight gradient that drops a block of
+rows, a backward that uses statistics other than the forward saved, a partial-sum buffer kept from the previous
+call. The implementations here are torch code in fp32, standing in for kernels: what is under test is the judge."""
+import pytest
+import torch
+
+from compare import check, discover, passes, schedule
+
+CPU = torch.device("cpu")
+SHAPES = [(1, 1), (7, 3), (5, 127), (33, 1000), (64, 1025), (17, 1), (300, 96)]
+
+
+def _layernorm(x, w, b, eps=1e-5, stable=True):
+    xf = x.float()
+    mean = xf.mean(-1)
+    var = ((xf - mean[:, None]) ** 2).mean(-1) if stable else (xf * xf).mean(-1) - mean * mean
+    rstd = torch.rsqrt(var + eps)
+    return ((xf - mean[:, None]) * rstd[:, None] * w.float() + b.float()).to(x.dtype), mean, rstd
+
+
+def _layernorm_backward(dy, x, w, b, mean, rstd, rows=None):
+    xf, dyf, wf = x.float(), dy.float(), w.float()
+    xhat = (xf - mean[:, None]) * rstd[:, None]
+    wdy = wf * dyf
+    dx = rstd[:, None] * (wdy - wdy.mean(-1, keepdim=True) - xhat * (wdy * xhat).mean(-1, keepdim=True))
+    kept = slice(0, rows)
+    return dx.to(x.dtype), (dyf * xhat)[kept].sum(0).to(w.dtype), dyf[kept].sum(0).to(w.dtype)
+
+
+def _rmsnorm(x, w, eps=1e-6):
+    rstd = torch.rsqrt((x.float() ** 2).mean(-1) + eps)
+    return (x.float() * rstd[:, None] * w.float()).to(x.dtype), rstd
+
+
+def _rmsnorm_backward(dy, x, w, rstd):
+    xf, dyf, wf = x.float(), dy.float(), w.float()
+    xhat = xf * rstd[:, None]
+    wdy = wf * dyf
+    dx = rstd[:, None] * (wdy - xhat * (wdy * xhat).mean(-1, keepdim=True))
+    return dx.to(x.dtype), (dyf * xhat).sum(0).to(w.dtype)
+
+
+class _StalePartials:
+    """A backward whose dweight/dbias buffer is allocated once and added to on every call, never zeroed."""
+
+    def __init__(self):
+        self.partial = None
+
+    def __call__(self, dy, x, w, b, mean, rstd):
+        dx, dw, db = _layernorm_backward(dy, x, w, b, mean, rstd)
+        if self.partial is None or self.partial[0].shape != dw.shape or self.partial[0].dtype != dw.dtype:
+            self.partial = [torch.zeros_like(dw), torch.zeros_like(db)]
+        self.partial[0] += dw
+        self.partial[1] += db
+        return dx, self.partial[0].clone(), self.partial[1].clone()
+
+
+def _failures(op_name, forward, backward, dtypes=(torch.float32, torch.float16, torch.bfloat16)):
+    op = discover.load_op(op_name)
+    fn = passes.row(op, forward, backward)
+    failed = []
+    for case in schedule.check_cases(op, "planted:norm", list(dtypes), True, []):
+        if case.shape in SHAPES:
+            result = check.run_case_in_process(op, "planted:norm", fn, case, CPU)
+            if not result.ok:
+                failed.append(f"{result.dtype} {result.shape} {result.inputs}: {result.status}: {result.message}")
+    return failed
+
+
+@pytest.mark.parametrize("op_name", ["layernorm", "layernorm-backward", "layernorm-fwd-bwd"])
+def test_a_right_layernorm_passes_every_pass_in_every_dtype(op_name):
+    assert _failures(op_name, _layernorm, _layernorm_backward) == []
+
+
+@pytest.mark.parametrize("op_name", ["rmsnorm", "rmsnorm-backward", "rmsnorm-fwd-bwd"])
+def test_a_right_rmsnorm_passes_every_pass_in_every_dtype(op_name):
+    assert _failures(op_name, _rmsnorm, _rmsnorm_backward) == []
+
+
+def _eps_outside(x, w, b):
+    y, mean, rstd = _layernorm(x, w, b, eps=0.0)
+    xf = x.float()
+    std = (((xf - mean[:, None]) ** 2).mean(-1)).sqrt() + 1e-5
+    return ((xf - mean[:, None]) / std[:, None] * w.float() + b.float()).to(x.dtype), mean, 1 / std
+
+
+@pytest.mark.parametrize("wrong,op_name,forward,backward,dtype", [
+    ("variance as E[x^2] - E[x]^2", "layernorm", lambda x, w, b: _layernorm(x, w, b, stable=False),
+     _layernorm_backward, torch.float32),
+    ("eps outside the square root", "layernorm", _eps_outside, _layernorm_backward, torch.float16),
+    ("dweight and dbias drop the last rows", "layernorm-backward", _layernorm,
+     lambda *a: _layernorm_backward(*a, rows=-1), torch.bfloat16),
+    ("the backward recomputes rstd without eps, not what the forward saved", "rmsnorm-backward", _rmsnorm,
+     lambda dy, x, w, rstd: _rmsnorm_backward(dy, x, w, torch.rsqrt((x.float() ** 2).mean(-1))), torch.float16),
+    ("a partial-sum buffer kept from the call before", "layernorm-backward", _layernorm, _StalePartials(),
+     torch.float32),
+])
+def test_a_wrong_norm_is_caught(wrong, op_name, forward, backward, dtype):
+    assert _failures(op_name, forward, backward, (dtype,)), f"not caught: {wrong}"
+
+
+def test_the_backward_reference_is_autograd_of_the_float64_forward():
+    op = discover.load_op("layernorm-backward")
+    x, w, b, dy = op.make_inputs((6, 10), torch.float32, CPU, torch.Generator().manual_seed(3))
+    dx, dw, db = op.reference(x.double(), w.double(), b.double(), dy.double())
+    leaves = [t.double().requires_grad_() for t in (x, w, b)]
+    y = torch.nn.functional.layer_norm(leaves[0], (10,), leaves[1], leaves[2], eps=1e-5)
+    expected = torch.autograd.grad(y, leaves, dy.double())
+    for got, want in zip((dx, dw, db), expected):
+        assert torch.allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+def test_a_timed_backward_runs_the_forward_before_timing_and_the_backward_alone():
+    op = discover.load_op("rmsnorm-backward")
+    calls = []
+
+    def forward(x, w):
+        calls.append("forward")
+        return _rmsnorm(x, w)
+
+    def backward(dy, x, w, rstd):
+        calls.append("backward")
+        return _rmsnorm_backward(dy, x, w, rstd)
+
+    fn = passes.row(op, forward, backward)
+    inputs = op.make_inputs((4, 8), torch.float32, CPU, torch.Generator().manual_seed(0))
+    state = fn.lab_prepare(*inputs)
+    assert calls == ["forward"]
+    grads = fn.lab_timed(*state)
+    assert calls == ["forward", "backward"] and len(grads) == 2
+    assert all(torch.equal(a, b) for a, b in zip(grads, fn(*inputs)))
+
+
+def test_torch_rows_take_their_backward_from_autograd_and_time_it_alone():
+    op = discover.load_op("layernorm-backward")
+    fn = passes.row(op, op.torch_eager, None)
+    inputs = op.make_inputs((5, 16), torch.float32, CPU, torch.Generator().manual_seed(1))
+    state = fn.lab_prepare(*inputs)
+    first, again = fn.lab_timed(*state), fn.lab_timed(*state)  # the graph is kept between timed calls
+    ref = op.reference(*[t.double() for t in inputs])
+    for got, second, want in zip(first, again, ref):
+        assert torch.equal(got, second) and torch.allclose(got.double(), want, atol=1e-5)
+
+
+def test_a_row_without_its_backward_is_refused_with_the_file_and_what_to_add(tmp_path, monkeypatch):
+    from compare import env
+
+    (tmp_path / "layernorm.py").write_text(
+        "from compare.spec import variant, backward\n\n@variant('basic')\ndef f(x, w, b):\n    return x\n\n"
+        "@variant('fast')\ndef g(x, w, b):\n    return x\n\n@backward('basic')\ndef gb(dy, x, w, b):\n    return x\n")
+    monkeypatch.setattr(env, "TRITON_DIR", tmp_path)
+    with pytest.raises(discover.SpecError, match=r"layernorm\.py.*@backward\('fast'\)"):
+        discover.triton_variants("layernorm-backward")
+
+
+def test_every_pass_of_an_op_with_a_gradient_is_an_op():
+    names = discover.op_names()
+    for base in ("layernorm", "rmsnorm"):
+        assert [n for n in names if n.startswith(base)] == [base, f"{base}-backward", f"{base}-fwd-bwd"]
+    with pytest.raises(discover.UnknownOp):
+        discover.load_op("gelu-backward")
+
+
+# ---- Planted Triton rows (tests/planted/planted_norm_triton.py): wrong cross-row reductions, as kernels ----------
+PLANTED = discover.env.ROOT / "tests" / "planted" / "planted_norm_triton.py"
+GPU = torch.cuda.is_available()
+
+
+def _planted_failures(variant: str) -> list[str]:
+    op = discover.load_op("layernorm-backward")
+    fn = passes.row(op, discover.triton_function(PLANTED, variant),
+                    discover.triton_function(PLANTED, variant, backward=True))
+    device = torch.device("cuda" if GPU else "cpu")
+    dtypes = list(op.dtypes) if GPU else [torch.float32, torch.float16]
+    failed = []
+    # The cases a run gives a row: the op's check shapes on a GPU (those whose rows one program holds), its
+    # interpreter shapes without one.
+    for case in schedule.check_cases(op, "triton:planted", dtypes, GPU, []):
+        if case.shape[1] <= 4097:
+            result = check.run_case_in_process(op, "triton:planted", fn, case, device)
+            if not result.ok:
+                failed.append(f"{result.dtype} {result.shape} {result.inputs}: {result.message}")
+    return failed
+
+
+def test_the_planted_right_layernorm_passes():
+    assert _planted_failures("right") == []
+
+
+@pytest.mark.parametrize("variant,words", [
+    ("drops_block", "dweight"),  # the weight gradient misses the last rows' share
+    ("no_eps", "dx"),  # rstd without eps: wrong wherever the variance is not far above eps (the subnormal rows)
+    ("stale", "dweight"),  # partial sums from the call before: call B (or A judged again) is wrong
+    pytest.param("racy", "dweight", marks=pytest.mark.gpu),  # lost updates need programs running at once
+])
+def test_a_planted_wrong_layernorm_backward_is_caught(variant, words):
+    failed = _planted_failures(variant)
+    assert failed, f"{variant} passed every check"
+    assert any(words in f for f in failed), failed[:3]
