@@ -22,7 +22,7 @@ def loaded():
     fns = {}
     for op, impl in ROWS:
         if impl.backend == "cuda":
-            build.build(op.name, op.cuda_flags, progress=False)
+            build.build(discover.base_name(op.name), op.cuda_flags, progress=False)
         else:
             worker._use_interpreter_autotune_stub(impl)
         fns[(op.name, impl.name)] = impl.load()
@@ -154,7 +154,10 @@ def test_more_than_2_to_the_31_elements(op, impl, loaded):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("op", [op for op in OPS if discover.cuda_variants(op.name)], ids=lambda op: op.name)
+# Ops without a gradient: those with one register a forward and backward pair without fake (meta) kernels, so
+# torch.compile and opcheck cannot trace them yet.
+@pytest.mark.parametrize("op", [op for op in OPS if discover.cuda_variants(op.name) and op.pass_of is None],
+                         ids=lambda op: op.name)
 def test_cuda_ops_pass_opcheck(op):
     build.build(op.name, op.cuda_flags, progress=False)
     for variant in discover.cuda_variants(op.name):

@@ -29,29 +29,33 @@ def _tile(n: int) -> int:
 
 
 @triton.jit
+def load_tile(ptr, row, n, start, BLOCK: tl.constexpr):
+    """Elements start .. start + BLOCK of row `row` of a row-major (M, n) tensor (row 0 of a vector), widened to
+    fp32 and 0 past the row's end, with their columns and mask."""
+    cols = start + tl.arange(0, BLOCK)
+    mask = cols < n
+    return tl.load(ptr + row * n + cols, mask=mask, other=0.0).to(tl.float32), cols, mask
+
+
+@triton.jit
 def layernorm_forward_kernel(x_ptr, w_ptr, b_ptr, y_ptr, mean_ptr, rstd_ptr, n, eps, BLOCK: tl.constexpr):
     row = tl.program_id(0).to(tl.int64)  # int64: M·N may exceed 2^31
-    x_row = x_ptr + row * n
     # Two passes for the statistics: the mean, then the squared deviations from it. One pass of Σx and Σx² would
     # lose the variance to cancellation on rows far from zero (specs/_norm.py, "large offset").
     acc = tl.zeros([BLOCK], dtype=tl.float32)
     for start in range(0, n, BLOCK):
-        cols = start + tl.arange(0, BLOCK)
-        acc += tl.load(x_row + cols, mask=cols < n, other=0.0).to(tl.float32)
+        acc += load_tile(x_ptr, row, n, start, BLOCK)[0]
     mean = tl.sum(acc, axis=0) / n
     acc = tl.zeros([BLOCK], dtype=tl.float32)
     for start in range(0, n, BLOCK):
-        cols = start + tl.arange(0, BLOCK)
-        x = tl.load(x_row + cols, mask=cols < n, other=0.0).to(tl.float32)
-        d = tl.where(cols < n, x - mean, 0.0)
+        x, cols, mask = load_tile(x_ptr, row, n, start, BLOCK)
+        d = tl.where(mask, x - mean, 0.0)
         acc += d * d
     rstd = 1.0 / tl.sqrt(tl.sum(acc, axis=0) / n + eps)
     for start in range(0, n, BLOCK):
-        cols = start + tl.arange(0, BLOCK)
-        mask = cols < n
-        x = tl.load(x_row + cols, mask=mask, other=0.0).to(tl.float32)
-        w = tl.load(w_ptr + cols, mask=mask, other=0.0).to(tl.float32)
-        b = tl.load(b_ptr + cols, mask=mask, other=0.0).to(tl.float32)
+        x, cols, mask = load_tile(x_ptr, row, n, start, BLOCK)
+        w = load_tile(w_ptr, 0, n, start, BLOCK)[0]
+        b = load_tile(b_ptr, 0, n, start, BLOCK)[0]
         tl.store(y_ptr + row * n + cols, ((x - mean) * rstd * w + b).to(y_ptr.dtype.element_ty), mask=mask)
     tl.store(mean_ptr + row, mean)
     tl.store(rstd_ptr + row, rstd)
@@ -70,22 +74,18 @@ def layernorm_backward_kernel(dy_ptr, x_ptr, w_ptr, mean_ptr, rstd_ptr, dx_ptr, 
         sum_wdy = tl.zeros([BLOCK], dtype=tl.float32)
         sum_wdy_xhat = tl.zeros([BLOCK], dtype=tl.float32)
         for start in range(0, n, BLOCK):
-            cols = start + tl.arange(0, BLOCK)
-            mask = cols < n
-            x = tl.load(x_ptr + row * n + cols, mask=mask, other=0.0).to(tl.float32)
-            dy = tl.load(dy_ptr + row * n + cols, mask=mask, other=0.0).to(tl.float32)
-            w = tl.load(w_ptr + cols, mask=mask, other=0.0).to(tl.float32)
+            x, cols, mask = load_tile(x_ptr, row, n, start, BLOCK)
+            dy = load_tile(dy_ptr, row, n, start, BLOCK)[0]
+            w = load_tile(w_ptr, 0, n, start, BLOCK)[0]
             xhat = tl.where(mask, (x - mean) * rstd, 0.0)
             sum_wdy += w * dy
             sum_wdy_xhat += w * dy * xhat
         c_wdy = tl.sum(sum_wdy, axis=0) / n
         c_wdy_xhat = tl.sum(sum_wdy_xhat, axis=0) / n
         for start in range(0, n, BLOCK):
-            cols = start + tl.arange(0, BLOCK)
-            mask = cols < n
-            x = tl.load(x_ptr + row * n + cols, mask=mask, other=0.0).to(tl.float32)
-            dy = tl.load(dy_ptr + row * n + cols, mask=mask, other=0.0).to(tl.float32)
-            w = tl.load(w_ptr + cols, mask=mask, other=0.0).to(tl.float32)
+            x, cols, mask = load_tile(x_ptr, row, n, start, BLOCK)
+            dy = load_tile(dy_ptr, row, n, start, BLOCK)[0]
+            w = load_tile(w_ptr, 0, n, start, BLOCK)[0]
             xhat = tl.where(mask, (x - mean) * rstd, 0.0)
             dx = (w * dy - c_wdy - xhat * c_wdy_xhat) * rstd
             tl.store(dx_ptr + row * n + cols, dx.to(dx_ptr.dtype.element_ty), mask=mask)

@@ -16,7 +16,7 @@ import triton.language as tl
 
 from compare.spec import backward, variant
 from compare.validate import InputError, check_inputs
-from triton_src.layernorm import partial_sums, sum_partials_kernel
+from triton_src.layernorm import load_tile, partial_sums, sum_partials_kernel
 
 EPS = 1e-6  # the spec's (specs/rmsnorm.py)
 TILE = 4096  # elements of a row a program holds at once: any N works, in tiles
@@ -27,15 +27,12 @@ def rmsnorm_forward_kernel(x_ptr, w_ptr, y_ptr, rstd_ptr, n, eps, BLOCK: tl.cons
     row = tl.program_id(0).to(tl.int64)  # int64: M·N may exceed 2^31
     acc = tl.zeros([BLOCK], dtype=tl.float32)
     for start in range(0, n, BLOCK):
-        cols = start + tl.arange(0, BLOCK)
-        x = tl.load(x_ptr + row * n + cols, mask=cols < n, other=0.0).to(tl.float32)
+        x = load_tile(x_ptr, row, n, start, BLOCK)[0]
         acc += x * x
     rstd = 1.0 / tl.sqrt(tl.sum(acc, axis=0) / n + eps)
     for start in range(0, n, BLOCK):
-        cols = start + tl.arange(0, BLOCK)
-        mask = cols < n
-        x = tl.load(x_ptr + row * n + cols, mask=mask, other=0.0).to(tl.float32)
-        w = tl.load(w_ptr + cols, mask=mask, other=0.0).to(tl.float32)
+        x, cols, mask = load_tile(x_ptr, row, n, start, BLOCK)
+        w = load_tile(w_ptr, 0, n, start, BLOCK)[0]
         tl.store(y_ptr + row * n + cols, (x * rstd * w).to(y_ptr.dtype.element_ty), mask=mask)
     tl.store(rstd_ptr + row, rstd)
 
@@ -49,19 +46,15 @@ def rmsnorm_backward_kernel(dy_ptr, x_ptr, w_ptr, rstd_ptr, dx_ptr, dw_part_ptr,
         # dx = rstd·(w·dy - x̂·mean(w·dy·x̂)), x̂ = x·rstd: one sum over the row first.
         acc = tl.zeros([BLOCK], dtype=tl.float32)
         for start in range(0, n, BLOCK):
-            cols = start + tl.arange(0, BLOCK)
-            mask = cols < n
-            x = tl.load(x_ptr + row * n + cols, mask=mask, other=0.0).to(tl.float32)
-            dy = tl.load(dy_ptr + row * n + cols, mask=mask, other=0.0).to(tl.float32)
-            w = tl.load(w_ptr + cols, mask=mask, other=0.0).to(tl.float32)
+            x, cols, mask = load_tile(x_ptr, row, n, start, BLOCK)
+            dy = load_tile(dy_ptr, row, n, start, BLOCK)[0]
+            w = load_tile(w_ptr, 0, n, start, BLOCK)[0]
             acc += w * dy * x * rstd
         c = tl.sum(acc, axis=0) / n
         for start in range(0, n, BLOCK):
-            cols = start + tl.arange(0, BLOCK)
-            mask = cols < n
-            x = tl.load(x_ptr + row * n + cols, mask=mask, other=0.0).to(tl.float32)
-            dy = tl.load(dy_ptr + row * n + cols, mask=mask, other=0.0).to(tl.float32)
-            w = tl.load(w_ptr + cols, mask=mask, other=0.0).to(tl.float32)
+            x, cols, mask = load_tile(x_ptr, row, n, start, BLOCK)
+            dy = load_tile(dy_ptr, row, n, start, BLOCK)[0]
+            w = load_tile(w_ptr, 0, n, start, BLOCK)[0]
             xhat = x * rstd
             tl.store(dx_ptr + row * n + cols, ((w * dy - xhat * c) * rstd).to(dx_ptr.dtype.element_ty), mask=mask)
             old = tl.load(dw_part_ptr + g * n + cols, mask=mask & (row != g), other=0.0)  # the first row stores
