@@ -34,7 +34,8 @@ def busy(seconds):
 
 def test_a_call_whose_host_work_outlasts_the_measured_time_is_host_bound(fake_gpu):
     t = fake_gpu(busy(0.002), median_ms=0.05)  # 2 ms on the host, 50 µs measured
-    assert t.host_us == pytest.approx(2000, rel=0.5) and t.host_bound
+    # A busy wait lasts at least its 2 ms; on a loaded machine it may last longer, never shorter.
+    assert 2000 <= t.host_us < 200_000 and t.host_bound
 
 
 def test_a_call_that_returns_quickly_is_not_host_bound(fake_gpu):
