@@ -1,27 +1,308 @@
 // What the norms' .cu files share (cuda_src/layernorm.cu, cuda_src/rmsnorm.cu). Device half only.
+//
+// Both normalize each row of a row-major (M, N) tensor with fp32 statistics of the row, and both backwards sum a
+// gradient over all M rows (dweight, and for LayerNorm dbias). What differs is the arithmetic per element, which
+// stays in each .cu; what is the same is here: how a row is spread over threads and held in registers, the sums
+// over a row's threads, and the two-stage sum over rows (partial rows in a workspace, then a sum per column).
 #pragma once
 #include <climits>
+#include <type_traits>
 
 #include "lab_device.cuh"
 
 namespace lab {
 
+// ---- Launch shapes. ------------------------------------------------------------------------------------------
+
 // Blocks for a grid-stride loop over rows: one block per row up to the grid's limit, so that M >= 2^31 rows still
 // works (each block then takes several); at any realistic M every block takes one row.
 inline unsigned int row_grid(int64_t rows) { return static_cast<unsigned int>(rows < INT_MAX ? rows : INT_MAX); }
 
-// The weight (and bias) gradients are accumulated in fp32, then written in the parameters' dtype by this kernel.
+// Calls body(std::integral_constant<int, K>{}) with K the smallest power of two >= needed, from kFirst up to kLast
+// (the caller makes sure kLast suffices): one kernel instantiation per K, since a register array needs a
+// compile-time size.
+template <int kFirst, int kLast, typename Body>
+auto with_pow2(int64_t needed, Body&& body) {
+  if constexpr (kFirst < kLast) {
+    if (needed > kFirst) return with_pow2<kFirst * 2, kLast>(needed, body);
+  }
+  return body(std::integral_constant<int, kFirst>{});
+}
+
+inline int64_t pow2_at_least(int64_t n) {
+  int64_t p = 1;
+  while (p < n) p *= 2;
+  return p;
+}
+
+// Blocks of `kernel` (at `threads` per block) that the whole GPU holds at once, at most `cap`, at least 1. The
+// backwards size their grid this way: every block writes one partial row per gradient, so the grid is the number
+// of partial rows, and more blocks than fit at once would add partial rows without adding bandwidth.
+template <typename Kernel>
+unsigned int resident_grid(Kernel kernel, int threads, size_t dynamic_smem, int64_t cap) {
+  int per_sm = 0;
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, dynamic_smem) != cudaSuccess) {
+    (void)cudaGetLastError();  // the launch reports whatever made the query fail
+    per_sm = 1;
+  }
+  int64_t blocks = int64_t{per_sm > 0 ? per_sm : 1} * (sm_count() > 0 ? sm_count() : 1);
+  if (blocks > cap) blocks = cap;
+  if (blocks > INT_MAX) blocks = INT_MAX;
+  return static_cast<unsigned int>(blocks > 0 ? blocks : 1);
+}
+
+// ---- The sum over rows: partial rows, then a sum per column. --------------------------------------------------
+// A backward adds each row's dy·x̂ (and dy) into every column's dweight (and dbias). Every step after v1 does it in
+// two stages: each block sums the rows it took into one partial row per gradient, stored in a workspace laid out
+// [gradient][part][column] (part = the block's index, parts = its grid), and sum_partials adds the parts of each
+// column and writes the gradient in the parameters' dtype. v1 adds straight into one fp32 row with atomics: for it
+// the workspace has one part. No atomics in the two-stage form, and a fixed order of addition: the same inputs give
+// the same bits on every call.
+template <typename T, int kGrads>
+struct GradOutputs {
+  T* grad[kGrads];  // dweight (, dbias): N each
+};
+
+// A 32-column tile per block, its parts split over 8 rows of threads (each sums every 8th part, in order), the 8
+// sums then added by the first row: 32 consecutive floats per load, 8 loads in flight per column.
+constexpr int kSumCols = 32;
+constexpr int kSumSlices = 8;
+
+template <typename T, int kGrads>
+__global__ void __launch_bounds__(kSumCols * kSumSlices) sum_partials_kernel(const float* __restrict__ partials,
+                                                                            int64_t parts, int64_t cols,
+                                                                            GradOutputs<T, kGrads> out) {
+  __shared__ float slice_sums[kSumSlices][kSumCols];
+  const int g = blockIdx.y;
+  const int64_t col = static_cast<int64_t>(blockIdx.x) * kSumCols + threadIdx.x;
+  const float* column = partials + g * parts * cols + col;
+  float s = 0.0f;
+  if (col < cols)
+    for (int64_t p = threadIdx.y; p < parts; p += kSumSlices) s += column[p * cols];
+  slice_sums[threadIdx.y][threadIdx.x] = s;
+  __syncthreads();
+  if (threadIdx.y != 0 || col >= cols) return;
+  for (int i = 1; i < kSumSlices; ++i) s += slice_sums[i][threadIdx.x];
+  T* grad = out.grad[0];
+#pragma unroll
+  for (int i = 1; i < kGrads; ++i)  // a select, not an indexed load: a kernel parameter indexed at run time would
+    if (g == i) grad = out.grad[i];  // be copied to local memory first
+  grad[col] = from_float<T>(s);
+}
+
+template <typename T, int kGrads>
+cudaError_t sum_partials(const float* partials, int64_t parts, int64_t cols, GradOutputs<T, kGrads> out,
+                         cudaStream_t stream) {
+  const dim3 grid(static_cast<unsigned int>((cols + kSumCols - 1) / kSumCols), kGrads);
+  sum_partials_kernel<T, kGrads><<<grid, dim3(kSumCols, kSumSlices), 0, stream>>>(partials, parts, cols, out);
+  return cudaGetLastError();
+}
+
+// ---- v2 (warp per row, one element per lane at a time). -------------------------------------------------------
+// Elements lane, lane + 32, ... of a row (kItems of them) widened to fp32: each load instruction of the warp reads
+// 32 consecutive elements. 0 past the row's end, which adds nothing to a sum of x, x² or dy.
+template <int kItems, typename T>
+__device__ __forceinline__ void load_lane_items(float (&v)[kItems], const T* __restrict__ row, int cols) {
+#pragma unroll
+  for (int j = 0; j < kItems; ++j) {
+    const int c = threadIdx.x + 32 * j;
+    v[j] = c < cols ? to_float(row[c]) : 0.0f;
+  }
+}
+
+// v2's backward keeps kGrads rows of N fp32 sums per warp in shared memory ([warp][gradient][column], dynamic
+// shared memory of blockDim.y · kGrads · N floats): a warp's lanes add into its own rows only, lane l into columns
+// l, l + 32, ..., so neither atomics nor barriers are needed until the end. Each lane zeroes the columns it will add
+// into, before its first row.
+template <int kGrads>
+__device__ __forceinline__ float* own_warp_sums(float* warp_sums, int cols) {
+  float* mine = warp_sums + static_cast<int64_t>(threadIdx.y) * kGrads * cols;
+  for (int g = 0; g < kGrads; ++g)
+    for (int c = threadIdx.x; c < cols; c += 32) mine[g * cols + c] = 0.0f;
+  return mine;
+}
+
+// After the last row: the block adds its warps' sums per column (in warp order) and writes its partial rows.
+// Every column of every part is written, whether or not the block had rows, so the workspace holds nothing from
+// an earlier call.
+template <int kGrads>
+__device__ __forceinline__ void write_warp_sums(const float* warp_sums, float* __restrict__ partials, int cols) {
+  __syncthreads();  // every warp's last additions are visible
+  const int warps = blockDim.y, threads = 32 * warps;
+  for (int c = threadIdx.y * 32 + threadIdx.x; c < cols; c += threads)
+    for (int g = 0; g < kGrads; ++g) {
+      float s = 0.0f;
+      for (int w = 0; w < warps; ++w) s += warp_sums[(w * kGrads + g) * cols + c];
+      partials[(static_cast<int64_t>(g) * gridDim.x + blockIdx.x) * cols + c] = s;
+    }
+}
+
+// ---- v3/v4 (rows in 16-byte packets, held as loaded). ---------------------------------------------------------
+// A row is cut into 16-byte packets (kVec = 4 fp32 or 8 fp16/bf16 elements). A row's S threads hold packets rank,
+// rank + S, rank + 2·S, ...: at each step the S threads read S consecutive packets, one LDG.128 each.
+// `vec`: every row starts 16-byte aligned (each base pointer is, and N is a multiple of kVec), so a packet is wholly
+// inside the row or wholly past its end and moves as one 16-byte access. Without it (an odd N, a base offset by a
+// few elements) a packet moves element by element with a bounds check: same values, more instructions. The branch
+// is uniform. Element e of packet p is column p·kVec + e in both cases, so the layout never depends on `vec`.
+// Column indices are 32-bit: these paths take rows of at most 8192 packets.
 template <typename T>
-__global__ void cast_from_float_kernel(const float* __restrict__ src, T* __restrict__ dst, int64_t n) {
-  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i < n) dst[i] = from_float<T>(src[i]);
+__device__ __forceinline__ uint4 load_words(const T* __restrict__ row, int packet, int cols, bool vec) {
+  constexpr int kVec = Packet<T>::kSize;
+  if (vec) return packet * kVec < cols ? __ldg(reinterpret_cast<const uint4*>(row + packet * kVec)) : uint4{};
+  float v[kVec];
+#pragma unroll
+  for (int k = 0; k < kVec; ++k) {
+    const int e = packet * kVec + k;
+    v[k] = e < cols ? to_float(row[e]) : 0.0f;
+  }
+  return pack_words<T>(v);  // exact: the values came from T
 }
 
 template <typename T>
-cudaError_t cast_from_float(const float* src, T* dst, int64_t n, cudaStream_t stream) {
-  constexpr int kThreads = 256;
-  cast_from_float_kernel<T><<<blocks_for(n, kThreads), kThreads, 0, stream>>>(src, dst, n);
-  return cudaGetLastError();
+__device__ __forceinline__ void store_words(T* __restrict__ row, int packet, int cols, bool vec,
+                                            const float (&v)[Packet<T>::kSize]) {
+  constexpr int kVec = Packet<T>::kSize;
+  if (vec) {
+    if (packet * kVec < cols) *reinterpret_cast<uint4*>(row + packet * kVec) = pack_words<T>(v);
+    return;
+  }
+#pragma unroll
+  for (int k = 0; k < kVec; ++k) {
+    const int e = packet * kVec + k;
+    if (e < cols) row[e] = from_float<T>(v[k]);
+  }
+}
+
+// One thread's kPacks packets of a row, kept in registers as loaded: four 32-bit words per packet, so a register
+// holds two fp16/bf16 elements instead of one widened value, and 4·kPacks registers hold 16·kPacks bytes of the
+// row in every dtype. Elements are widened to fp32 where a pass reads them. Past the row's end: zeros.
+template <typename T, int kPacks>
+struct RowWords {
+  static constexpr int kVec = Packet<T>::kSize;
+  uint4 p[kPacks];
+
+  __device__ __forceinline__ void load(const T* row, int rank, int size, int cols, bool vec) {
+#pragma unroll
+    for (int i = 0; i < kPacks; ++i) p[i] = load_words(row, rank + i * size, cols, vec);  // all issued first
+  }
+
+  __device__ __forceinline__ float operator()(int i, int k) const { return word_element<T>(p[i], k); }
+
+  // The sum of the held elements (zeros past the end add nothing), in kVec independent chains.
+  __device__ __forceinline__ float sum() const {
+    float s[kVec] = {};
+#pragma unroll
+    for (int i = 0; i < kPacks; ++i)
+#pragma unroll
+      for (int k = 0; k < kVec; ++k) s[k] += (*this)(i, k);
+#pragma unroll
+    for (int k = 1; k < kVec; ++k) s[0] += s[k];
+    return s[0];
+  }
+
+  // The sum of f(element) over the elements inside the row (f(0) need not be 0: LayerNorm's (0 - mean)²). With
+  // `vec` a packet is wholly inside or wholly past the end: one test per packet instead of one per element.
+  template <typename F>
+  __device__ __forceinline__ float sum(int rank, int size, int cols, bool vec, F f) const {
+    float s[kVec] = {};
+#pragma unroll
+    for (int i = 0; i < kPacks; ++i) {
+      const int first = (rank + i * size) * kVec;
+      if (vec) {
+        if (first < cols)
+#pragma unroll
+          for (int k = 0; k < kVec; ++k) s[k] += f((*this)(i, k));
+      } else {
+#pragma unroll
+        for (int k = 0; k < kVec; ++k)
+          if (first + k < cols) s[k] += f((*this)(i, k));
+      }
+    }
+#pragma unroll
+    for (int k = 1; k < kVec; ++k) s[0] += s[k];
+    return s[0];
+  }
+
+  // Between passes over 16-bit elements: the next pass widens them again from the words. Left to itself the
+  // compiler widens once and keeps every fp32 copy live across the row's reduction (twice the registers), then
+  // spills; lab::opaque hides the words' values so it cannot. fp32 words are their own values: nothing to do.
+  __device__ __forceinline__ void rewiden() {
+    if constexpr (sizeof(T) < 4) {
+#pragma unroll
+      for (int i = 0; i < kPacks; ++i) opaque(p[i]);
+    }
+  }
+};
+
+// ---- Rows taken by groups of threads. -------------------------------------------------------------------------
+// A block of (S, R) threads takes R rows at a time, S threads per row (S a multiple of 32): thread (rank, slot)
+// holds packets rank, rank + S, ... of row base + slot. S = 32 is a warp per row (v3), S > 32 a row across warps
+// (v4). Every thread runs every iteration of the loop over rows, those whose row lies past the end (`active`
+// false) with nothing loaded and nothing stored, so that the barriers of a reduction across warps are reached by
+// the whole block.
+struct RowSlots {
+  __device__ static int rank() { return threadIdx.x; }
+  __device__ static int size() { return blockDim.x; }
+  __device__ static int64_t first() { return static_cast<int64_t>(blockIdx.x) * blockDim.y; }
+  __device__ static int64_t step() { return static_cast<int64_t>(gridDim.x) * blockDim.y; }
+};
+
+__device__ __forceinline__ float add(float a, float b) { return a + b; }
+__device__ __forceinline__ float2 add(float2 a, float2 b) { return make_float2(a.x + b.x, a.y + b.y); }
+__device__ __forceinline__ float warp_sum(float v) { return warp_reduce_sum(v); }
+__device__ __forceinline__ float2 warp_sum(float2 v) { return make_float2(warp_reduce_sum(v.x), warp_reduce_sum(v.y)); }
+
+// The sum over the S threads of this thread's row (one value, or two at once as a float2: one pair of barriers for
+// both). A warp (S = 32): five shuffles. Across warps: each warp's sum goes through shared memory and every thread
+// adds its row's S/32 warp sums, in warp order, so every thread of the row gets the same bits. Every thread of the
+// block must call it (barriers when S > 32; the branch is uniform).
+template <int kMaxThreads, typename V>
+__device__ __forceinline__ V row_sum(V v) {
+  v = warp_sum(v);
+  if (blockDim.x == 32) return v;
+  __shared__ V per_warp[kMaxThreads / 32];
+  const int warps = blockDim.x / 32;
+  const int first = threadIdx.y * warps;
+  __syncthreads();  // the previous call's readers are done with per_warp
+  if (threadIdx.x % 32 == 0) per_warp[first + threadIdx.x / 32] = v;
+  __syncthreads();
+  V s = per_warp[first];
+  for (int w = 1; w < warps; ++w) s = add(s, per_warp[first + w]);
+  return s;
+}
+
+// v3/v4's backward: each thread adds dy·x̂ (and dy) of every row it takes into registers, acc[g][i][k] for
+// gradient g at element k of its packet i: a thread holds the same columns in every row, so its sums are its own
+// and need neither shared memory nor atomics while the rows go by. At the end the block's R row slots are added
+// per column and the block writes its partial rows: per packet step i, each thread puts its sums in shared memory
+// as [gradient][slot][rank][element] (the S threads' packets of step i are kVec·S consecutive columns), then the
+// block's threads take those columns in order, add the R slots and store: consecutive threads, consecutive
+// columns. Every column of the block's partial rows is written.
+template <typename T, int kGrads, int kPacks, int kMaxThreads>
+__device__ __forceinline__ void write_register_sums(const float (&acc)[kGrads][kPacks][Packet<T>::kSize],
+                                                    float* __restrict__ partials, int cols) {
+  constexpr int kVec = Packet<T>::kSize;  // 4 or 8: whole float4s
+  __shared__ float4 stage[kGrads * kMaxThreads * kVec / 4];
+  const int S = blockDim.x, R = blockDim.y, rank = threadIdx.x, slot = threadIdx.y;
+#pragma unroll
+  for (int i = 0; i < kPacks; ++i) {
+    __syncthreads();  // the previous step's readers (or the last row's reductions) are done
+#pragma unroll
+    for (int g = 0; g < kGrads; ++g)
+#pragma unroll
+      for (int h = 0; h < kVec / 4; ++h)
+        stage[((g * R + slot) * S + rank) * (kVec / 4) + h] =
+            make_float4(acc[g][i][4 * h], acc[g][i][4 * h + 1], acc[g][i][4 * h + 2], acc[g][i][4 * h + 3]);
+    __syncthreads();
+    const float* sums = reinterpret_cast<const float*>(stage);
+    const int first_col = i * S * kVec;  // columns of step i: first_col + q, q < S·kVec
+    for (int q = slot * S + rank; q < S * kVec && first_col + q < cols; q += S * R)
+      for (int g = 0; g < kGrads; ++g) {
+        float s = 0.0f;
+        for (int r = 0; r < R; ++r) s += sums[(g * R + r) * S * kVec + q];
+        partials[(static_cast<int64_t>(g) * gridDim.x + blockIdx.x) * cols + first_col + q] = s;
+      }
+  }
 }
 
 }  // namespace lab

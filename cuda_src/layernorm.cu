@@ -9,27 +9,122 @@
 // Steps (each one a row, cuda:<name>; measured figures: results/<gpu>/layernorm.md, -backward.md, -fwd-bwd.md):
 //   v1 naive    one block per row, shared-memory block reductions, the row read three times (mean, variance,
 //               output); backward: one block per row for dx, dw and db added into fp32 buffers with atomicAdd
+//   v2 warp     + rows of up to 1024 elements: one warp per row, the row held in registers (read once), shuffle
+//               reductions; backward: each warp sums dw and db in shared memory, each block writes a partial row
+//               to a workspace and a second kernel adds the partial rows per column (no atomics)
+//   v3 vec      + 16-byte packets held as loaded (two 16-bit elements per register), rows of up to 256 packets
+//               forward, 128 backward (1024 fp32, 2048 fp16/bf16 forward); backward: dw and db summed in
+//               registers (a thread holds the same columns in every row), the grid one wave of resident blocks
+//   v4 block    + longer rows: a row spread over up to 1024 threads (forward, 8192 packets: 32768 fp32, 65536
+//               fp16/bf16) or 512 (backward, 2048 packets), reductions across warps through shared memory
 //
-// The forward saves mean and rstd (fp32, M each) for the backward.
+// The forward saves mean and rstd (fp32, M each) for the backward. Each step adds a path for the rows it is good at
+// and hands every other shape to the step before (its launcher's first line), so every row runs every shape: rows
+// longer than v4 holds go down to v1, whose strided loops take any N.
 #include "lab.h"
 
 constexpr float kLayerNormEps = 1e-5f;  // the spec's (specs/layernorm.py)
 
+// One forward launcher per step: y, mean and rstd for a row-major (rows, cols) x, w and b of cols, on `stream`.
 cudaError_t launch_layernorm_naive(lab::DType dtype, const void* x, const void* w, const void* b, void* y, float* mean,
                                    float* rstd, int64_t rows, int64_t cols, cudaStream_t stream);
-// workspace: 2 · cols floats, the fp32 sums of dw and db (zeroed here before the kernel adds into them).
+cudaError_t launch_layernorm_warp(lab::DType dtype, const void* x, const void* w, const void* b, void* y, float* mean,
+                                  float* rstd, int64_t rows, int64_t cols, cudaStream_t stream);
+cudaError_t launch_layernorm_vec(lab::DType dtype, const void* x, const void* w, const void* b, void* y, float* mean,
+                                 float* rstd, int64_t rows, int64_t cols, cudaStream_t stream);
+cudaError_t launch_layernorm_block(lab::DType dtype, const void* x, const void* w, const void* b, void* y, float* mean,
+                                   float* rstd, int64_t rows, int64_t cols, cudaStream_t stream);
+// One backward launcher per step: dx, dw and db. The fp32 sums over rows go through `workspace`, whose size the
+// step's path decides: called with workspace == nullptr a launcher launches nothing and sets *workspace_floats to
+// the floats it needs; called again with that many floats at `workspace`, it runs. Every float it reads there it
+// has written (or zeroed) in the same call.
 cudaError_t launch_layernorm_naive_backward(lab::DType dtype, const void* dy, const void* x, const void* w,
                                             const float* mean, const float* rstd, void* dx, void* dw, void* db,
-                                            float* workspace, int64_t rows, int64_t cols, cudaStream_t stream);
+                                            float* workspace, int64_t* workspace_floats, int64_t rows, int64_t cols,
+                                            cudaStream_t stream);
+cudaError_t launch_layernorm_warp_backward(lab::DType dtype, const void* dy, const void* x, const void* w,
+                                           const float* mean, const float* rstd, void* dx, void* dw, void* db,
+                                           float* workspace, int64_t* workspace_floats, int64_t rows, int64_t cols,
+                                           cudaStream_t stream);
+cudaError_t launch_layernorm_vec_backward(lab::DType dtype, const void* dy, const void* x, const void* w,
+                                          const float* mean, const float* rstd, void* dx, void* dw, void* db,
+                                          float* workspace, int64_t* workspace_floats, int64_t rows, int64_t cols,
+                                          cudaStream_t stream);
+cudaError_t launch_layernorm_block_backward(lab::DType dtype, const void* dy, const void* x, const void* w,
+                                            const float* mean, const float* rstd, void* dx, void* dw, void* db,
+                                            float* workspace, int64_t* workspace_floats, int64_t rows, int64_t cols,
+                                            cudaStream_t stream);
 
 #ifdef __CUDACC__
 #include "lab_norm.cuh"
 
-constexpr int kNaiveThreads = 256;
+// One call, typed: what every step's runner gets. `vec`: every row of every (M, N) tensor and the parameter vectors
+// start 16-byte aligned (all base pointers are, and N is a multiple of the packet), so v3 and v4 may move whole
+// packets.
+template <typename T>
+struct ForwardCall {
+  const T *x, *w, *b;
+  T* y;
+  float *mean, *rstd;
+  int64_t rows, cols;
+  bool vec;
+  cudaStream_t stream;
+
+  int64_t packets() const { return (cols + lab::Packet<T>::kSize - 1) / lab::Packet<T>::kSize; }  // per row
+};
+
+template <typename T>
+struct BackwardCall {
+  const T *dy, *x, *w;
+  const float *mean, *rstd;
+  T *dx, *dw, *db;
+  float* workspace;  // nullptr: only say how many floats the path needs
+  int64_t* workspace_floats;
+  int64_t rows, cols;
+  bool vec;
+  cudaStream_t stream;
+
+  int64_t packets() const { return (cols + lab::Packet<T>::kSize - 1) / lab::Packet<T>::kSize; }
+  cudaError_t needs(int64_t floats) const {
+    *workspace_floats = floats;
+    return cudaSuccess;
+  }
+  lab::GradOutputs<T, 2> grads() const { return {{dw, db}}; }
+};
+
+// The extern launchers' common half: the dtype's instantiation and the typed call, then `step` (a step's runner).
+template <typename Step>
+cudaError_t dispatch_forward(lab::DType dtype, const void* x, const void* w, const void* b, void* y, float* mean,
+                             float* rstd, int64_t rows, int64_t cols, cudaStream_t stream, Step step) {
+  return lab::dispatch_float_types(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const bool vec = lab::is_aligned16(x) && lab::is_aligned16(w) && lab::is_aligned16(b) && lab::is_aligned16(y) &&
+                     cols % lab::Packet<T>::kSize == 0;
+    return step(ForwardCall<T>{static_cast<const T*>(x), static_cast<const T*>(w), static_cast<const T*>(b),
+                               static_cast<T*>(y), mean, rstd, rows, cols, vec, stream});
+  });
+}
+
+template <typename Step>
+cudaError_t dispatch_backward(lab::DType dtype, const void* dy, const void* x, const void* w, const float* mean,
+                              const float* rstd, void* dx, void* dw, void* db, float* workspace,
+                              int64_t* workspace_floats, int64_t rows, int64_t cols, cudaStream_t stream, Step step) {
+  return lab::dispatch_float_types(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const bool vec = lab::is_aligned16(dy) && lab::is_aligned16(x) && lab::is_aligned16(w) &&
+                     lab::is_aligned16(dx) && cols % lab::Packet<T>::kSize == 0;
+    return step(BackwardCall<T>{static_cast<const T*>(dy), static_cast<const T*>(x), static_cast<const T*>(w), mean,
+                                rstd, static_cast<T*>(dx), static_cast<T*>(dw), static_cast<T*>(db), workspace,
+                                workspace_floats, rows, cols, vec, stream});
+  });
+}
 
 // ---- v1 naive: a block per row, each thread striding over the row. ------------------------------------------
 // Two block reductions for the statistics: the mean, then the squared deviations from it. A single pass of Σx and
-// Σx² would lose the variance to cancellation on rows far from zero (the spec's "large offset" inputs).
+// Σx² would lose the variance to cancellation on rows far from zero (the spec's "large offset" inputs). The row is
+// read from HBM three times (L2 catches some of it); any N works.
+constexpr int kNaiveThreads = 256;
+
 template <typename T>
 __global__ void layernorm_naive_kernel(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ b,
                                        T* __restrict__ y, float* __restrict__ mean, float* __restrict__ rstd,
@@ -86,33 +181,378 @@ __global__ void layernorm_naive_backward_kernel(const T* __restrict__ dy, const 
   }
 }
 
+template <typename T>
+cudaError_t run_naive(const ForwardCall<T>& c) {
+  layernorm_naive_kernel<T><<<lab::row_grid(c.rows), kNaiveThreads, 0, c.stream>>>(
+      c.x, c.w, c.b, c.y, c.mean, c.rstd, c.rows, c.cols, kLayerNormEps);
+  return cudaGetLastError();
+}
+
+// workspace: [dw, db] fp32 sums of cols each, zeroed here before the kernel adds into them; then written in the
+// parameters' dtype by the stage that sums partial rows, here a single one.
+template <typename T>
+cudaError_t run_naive_backward(const BackwardCall<T>& c) {
+  if (!c.workspace) return c.needs(2 * c.cols);
+  cudaError_t err = cudaMemsetAsync(c.workspace, 0, 2 * c.cols * sizeof(float), c.stream);
+  if (err != cudaSuccess) return err;
+  layernorm_naive_backward_kernel<T><<<lab::row_grid(c.rows), kNaiveThreads, 0, c.stream>>>(
+      c.dy, c.x, c.w, c.mean, c.rstd, c.dx, c.workspace, c.workspace + c.cols, c.rows, c.cols);
+  if ((err = cudaGetLastError()) != cudaSuccess) return err;
+  return lab::sum_partials(c.workspace, 1, c.cols, c.grads(), c.stream);
+}
+
 cudaError_t launch_layernorm_naive(lab::DType dtype, const void* x, const void* w, const void* b, void* y, float* mean,
                                    float* rstd, int64_t rows, int64_t cols, cudaStream_t stream) {
-  return lab::dispatch_float_types(dtype, [&](auto tag) {
-    using T = decltype(tag);
-    layernorm_naive_kernel<T><<<lab::row_grid(rows), kNaiveThreads, 0, stream>>>(
-        static_cast<const T*>(x), static_cast<const T*>(w), static_cast<const T*>(b), static_cast<T*>(y), mean, rstd,
-        rows, cols, kLayerNormEps);
-    return cudaGetLastError();
-  });
+  return dispatch_forward(dtype, x, w, b, y, mean, rstd, rows, cols, stream,
+                          [](const auto& c) { return run_naive(c); });
 }
 
 cudaError_t launch_layernorm_naive_backward(lab::DType dtype, const void* dy, const void* x, const void* w,
                                             const float* mean, const float* rstd, void* dx, void* dw, void* db,
-                                            float* workspace, int64_t rows, int64_t cols, cudaStream_t stream) {
-  return lab::dispatch_float_types(dtype, [&](auto tag) {
-    using T = decltype(tag);
-    float* dw_sum = workspace;
-    float* db_sum = workspace + cols;
-    cudaError_t err = cudaMemsetAsync(workspace, 0, 2 * cols * sizeof(float), stream);
-    if (err != cudaSuccess) return err;
-    layernorm_naive_backward_kernel<T><<<lab::row_grid(rows), kNaiveThreads, 0, stream>>>(
-        static_cast<const T*>(dy), static_cast<const T*>(x), static_cast<const T*>(w), mean, rstd,
-        static_cast<T*>(dx), dw_sum, db_sum, rows, cols);
-    if ((err = cudaGetLastError()) != cudaSuccess) return err;
-    if ((err = lab::cast_from_float(dw_sum, static_cast<T*>(dw), cols, stream)) != cudaSuccess) return err;
-    return lab::cast_from_float(db_sum, static_cast<T*>(db), cols, stream);
+                                            float* workspace, int64_t* workspace_floats, int64_t rows, int64_t cols,
+                                            cudaStream_t stream) {
+  return dispatch_backward(dtype, dy, x, w, mean, rstd, dx, dw, db, workspace, workspace_floats, rows, cols, stream,
+                           [](const auto& c) { return run_naive_backward(c); });
+}
+
+// ---- v2 warp: one warp per row for rows of up to 32 · 32 elements, the row in registers. ----------------------
+// Versus v1: the row is read from HBM once (each lane keeps its elements, lane + 32·j, widened to fp32 in
+// registers between the passes), and each reduction is five register shuffles with no shared memory and no
+// __syncthreads. Four warps (rows) per block. kItems (elements per lane) is a template parameter so that the cache
+// is a fixed-size register array; the launcher picks the smallest power of two that holds the row.
+// Backward: x and dy both held, and the sums over rows move from atomics on one global row to shared memory: each
+// warp adds its rows' dy·x̂ and dy into a dw and a db row of its own (lab::own_warp_sums), and at the end the
+// block adds its four warps' rows and writes one partial row of each to the workspace, [gradient][block][column].
+// The grid is one wave of resident blocks, so a block takes many rows and the workspace has few partial rows:
+// they are written once and read once more by lab::sum_partials, on top of the rows' 3·M·N elements.
+constexpr int kWarpRowsPerBlock = 4;
+constexpr int kWarpMaxItems = 32;  // elements per lane: rows of up to 1024 elements
+constexpr int64_t kWarpMaxCols = 32 * kWarpMaxItems;
+
+template <typename T, int kItems>
+__global__ void __launch_bounds__(32 * kWarpRowsPerBlock) layernorm_warp_kernel(
+    const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ b, T* __restrict__ y,
+    float* __restrict__ mean, float* __restrict__ rstd, int64_t rows, int cols, float eps) {
+  const int lane = threadIdx.x;
+  for (int64_t row = static_cast<int64_t>(blockIdx.x) * kWarpRowsPerBlock + threadIdx.y; row < rows;
+       row += static_cast<int64_t>(gridDim.x) * kWarpRowsPerBlock) {
+    float v[kItems];
+    lab::load_lane_items(v, x + row * cols, cols);
+    float s = 0.0f;
+#pragma unroll
+    for (int j = 0; j < kItems; ++j) s += v[j];
+    const float mu = lab::warp_reduce_sum(s) / static_cast<float>(cols);
+    float sq = 0.0f;
+#pragma unroll
+    for (int j = 0; j < kItems; ++j) {
+      const float d = v[j] - mu;
+      if (lane + 32 * j < cols) sq += d * d;  // past the end v is 0, not mu
+    }
+    const float rs = rsqrtf(lab::warp_reduce_sum(sq) / static_cast<float>(cols) + eps);
+    T* yr = y + row * cols;
+#pragma unroll
+    for (int j = 0; j < kItems; ++j) {
+      const int c = lane + 32 * j;
+      if (c < cols) yr[c] = lab::from_float<T>((v[j] - mu) * rs * lab::to_float(w[c]) + lab::to_float(b[c]));
+    }
+    if (lane == 0) {
+      mean[row] = mu;
+      rstd[row] = rs;
+    }
+  }
+}
+
+template <typename T, int kItems>
+__global__ void __launch_bounds__(32 * kWarpRowsPerBlock) layernorm_warp_backward_kernel(
+    const T* __restrict__ dy, const T* __restrict__ x, const T* __restrict__ w, const float* __restrict__ mean,
+    const float* __restrict__ rstd, T* __restrict__ dx, float* __restrict__ partials, int64_t rows, int cols) {
+  extern __shared__ float warp_sums[];  // [warp][dw, db][cols]
+  float* dw_sum = lab::own_warp_sums<2>(warp_sums, cols);
+  float* db_sum = dw_sum + cols;
+  const int lane = threadIdx.x;
+  for (int64_t row = static_cast<int64_t>(blockIdx.x) * kWarpRowsPerBlock + threadIdx.y; row < rows;
+       row += static_cast<int64_t>(gridDim.x) * kWarpRowsPerBlock) {
+    float xv[kItems], gv[kItems];
+    lab::load_lane_items(xv, x + row * cols, cols);
+    lab::load_lane_items(gv, dy + row * cols, cols);
+    const float mu = mean[row], rs = rstd[row];
+    float wdy_xhat = 0.0f, wdy = 0.0f;
+#pragma unroll
+    for (int j = 0; j < kItems; ++j) {
+      const int c = lane + 32 * j;
+      if (c < cols) {
+        const float xhat = (xv[j] - mu) * rs;
+        const float g = lab::to_float(w[c]) * gv[j];
+        wdy_xhat += g * xhat;
+        wdy += g;
+        dw_sum[c] += gv[j] * xhat;
+        db_sum[c] += gv[j];
+      }
+    }
+    const float c_xhat = lab::warp_reduce_sum(wdy_xhat) / static_cast<float>(cols);
+    const float c_mean = lab::warp_reduce_sum(wdy) / static_cast<float>(cols);
+    T* dxr = dx + row * cols;
+#pragma unroll
+    for (int j = 0; j < kItems; ++j) {
+      const int c = lane + 32 * j;
+      if (c < cols) {
+        const float xhat = (xv[j] - mu) * rs;
+        dxr[c] = lab::from_float<T>((lab::to_float(w[c]) * gv[j] - c_mean - xhat * c_xhat) * rs);
+      }
+    }
+  }
+  lab::write_warp_sums<2>(warp_sums, partials, cols);
+}
+
+// Rows of up to kWarpMaxCols elements; longer rows go to v1.
+template <typename T>
+cudaError_t run_warp(const ForwardCall<T>& c) {
+  if (c.cols > kWarpMaxCols) return run_naive(c);
+  return lab::with_pow2<1, kWarpMaxItems>((c.cols + 31) / 32, [&](auto items) {
+    constexpr int kItems = decltype(items)::value;
+    const unsigned int grid = lab::row_grid((c.rows + kWarpRowsPerBlock - 1) / kWarpRowsPerBlock);
+    layernorm_warp_kernel<T, kItems><<<grid, dim3(32, kWarpRowsPerBlock), 0, c.stream>>>(
+        c.x, c.w, c.b, c.y, c.mean, c.rstd, c.rows, static_cast<int>(c.cols), kLayerNormEps);
+    return cudaGetLastError();
   });
+}
+
+template <typename T>
+cudaError_t run_warp_backward(const BackwardCall<T>& c) {
+  if (c.cols > kWarpMaxCols) return run_naive_backward(c);
+  return lab::with_pow2<1, kWarpMaxItems>((c.cols + 31) / 32, [&](auto items) {
+    constexpr int kItems = decltype(items)::value;
+    const auto kernel = layernorm_warp_backward_kernel<T, kItems>;
+    const size_t smem = sizeof(float) * kWarpRowsPerBlock * 2 * c.cols;  // at most 32 KB: no opt-in needed
+    const unsigned int grid = lab::resident_grid(kernel, 32 * kWarpRowsPerBlock, smem,
+                                                 (c.rows + kWarpRowsPerBlock - 1) / kWarpRowsPerBlock);
+    if (!c.workspace) return c.needs(2 * int64_t{grid} * c.cols);
+    kernel<<<grid, dim3(32, kWarpRowsPerBlock), smem, c.stream>>>(c.dy, c.x, c.w, c.mean, c.rstd, c.dx, c.workspace,
+                                                                  c.rows, static_cast<int>(c.cols));
+    if (cudaError_t err = cudaGetLastError(); err != cudaSuccess) return err;
+    return lab::sum_partials(c.workspace, grid, c.cols, c.grads(), c.stream);
+  });
+}
+
+cudaError_t launch_layernorm_warp(lab::DType dtype, const void* x, const void* w, const void* b, void* y, float* mean,
+                                  float* rstd, int64_t rows, int64_t cols, cudaStream_t stream) {
+  return dispatch_forward(dtype, x, w, b, y, mean, rstd, rows, cols, stream,
+                          [](const auto& c) { return run_warp(c); });
+}
+
+cudaError_t launch_layernorm_warp_backward(lab::DType dtype, const void* dy, const void* x, const void* w,
+                                           const float* mean, const float* rstd, void* dx, void* dw, void* db,
+                                           float* workspace, int64_t* workspace_floats, int64_t rows, int64_t cols,
+                                           cudaStream_t stream) {
+  return dispatch_backward(dtype, dy, x, w, mean, rstd, dx, dw, db, workspace, workspace_floats, rows, cols, stream,
+                           [](const auto& c) { return run_warp_backward(c); });
+}
+
+// ---- v3 vec and v4 block: the row in 16-byte packets, held as loaded. ----------------------------------------
+// One kernel each way for both steps; the steps differ in the rows they launch it for. A block of (S, R) threads
+// takes R rows at a time, S threads per row (lab::RowSlots), each thread kPacks packets of its row (lab::RowWords).
+// v3: S = 32, a warp per row as in v2, now with LDG.128/STG.128 and the row kept as loaded: the same registers hold
+// twice the fp16/bf16 elements, so a warp holds rows of 256 packets where v2 held 1024 elements in any dtype.
+// v4: S > 32 for longer rows, the row's sums adding the warps' sums through shared memory (lab::row_sum).
+// The parameter vectors are read again for every row, from L1/L2 (M·N elements of x go by, N of w and b).
+// Forward: __launch_bounds__(1024) caps a thread at 64 registers, which a block of 1024 threads needs; kPacks = 8
+// packets of x (32 registers) fit under it.
+constexpr int kVecMaxThreads = 1024;
+constexpr int kVecRowsPerBlock = 4;  // v3 forward: four warps, four rows
+constexpr int kVecMaxPacks = 8;
+constexpr int64_t kVecWarpPackets = 32 * kVecMaxPacks;                              // v3 forward
+constexpr int64_t kBlockMaxPackets = int64_t{kVecMaxThreads} * kVecMaxPacks;        // v4 forward
+
+template <typename T, int kPacks>
+__global__ void __launch_bounds__(kVecMaxThreads) layernorm_vec_kernel(
+    const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ b, T* __restrict__ y,
+    float* __restrict__ mean, float* __restrict__ rstd, int64_t rows, int cols, bool vec, float eps) {
+  constexpr int kVec = lab::Packet<T>::kSize;
+  using Rows = lab::RowSlots;
+  const int rank = Rows::rank(), size = Rows::size();
+  for (int64_t base = Rows::first(); base < rows; base += Rows::step()) {
+    const int64_t row = base + threadIdx.y;
+    const bool active = row < rows;
+    const int64_t offset = active ? row * cols : 0;
+    lab::RowWords<T, kPacks> r;
+    r.load(x + offset, rank, size, active ? cols : 0, vec);
+    const float mu = lab::row_sum<kVecMaxThreads>(r.sum()) / static_cast<float>(cols);
+    r.rewiden();
+    const float sq = r.sum(rank, size, cols, vec, [mu](float v) {
+      const float d = v - mu;
+      return d * d;
+    });
+    const float rs = rsqrtf(lab::row_sum<kVecMaxThreads>(sq) / static_cast<float>(cols) + eps);
+    if (!active) continue;  // after the row's last reduction: the block's barriers are behind it
+    r.rewiden();
+    T* yr = y + offset;
+#pragma unroll
+    for (int i = 0; i < kPacks; ++i) {
+      const int packet = rank + i * size;
+      const uint4 wp = lab::load_words(w, packet, cols, vec), bp = lab::load_words(b, packet, cols, vec);
+      float v[kVec];
+#pragma unroll
+      for (int k = 0; k < kVec; ++k)
+        v[k] = (r(i, k) - mu) * rs * lab::word_element<T>(wp, k) + lab::word_element<T>(bp, k);
+      lab::store_words(yr, packet, cols, vec, v);
+    }
+    if (rank == 0) {
+      mean[row] = mu;
+      rstd[row] = rs;
+    }
+  }
+}
+
+// Backward: x and dy held (8 registers per packet pair), plus each thread's sums of dy·x̂ and dy for its columns
+// (2·kVec registers per packet), so fewer packets per thread than the forward: kPacks <= 4 and blocks of 512
+// threads, which __launch_bounds__ lets use up to 128 registers each. The grid is one wave of resident blocks
+// (lab::resident_grid): every block writes one partial row per gradient at its end (lab::write_register_sums),
+// and a wave is as few partial rows as keep every SM busy.
+constexpr int kVecBackwardThreads = 512;
+constexpr int kVecBackwardMaxPacks = 4;
+constexpr int64_t kVecWarpBackwardPackets = 32 * kVecBackwardMaxPacks;                          // v3 backward
+constexpr int64_t kBlockMaxBackwardPackets = int64_t{kVecBackwardThreads} * kVecBackwardMaxPacks;  // v4 backward
+
+template <typename T, int kPacks>
+__global__ void __launch_bounds__(kVecBackwardThreads) layernorm_vec_backward_kernel(
+    const T* __restrict__ dy, const T* __restrict__ x, const T* __restrict__ w, const float* __restrict__ mean,
+    const float* __restrict__ rstd, T* __restrict__ dx, float* __restrict__ partials, int64_t rows, int cols,
+    bool vec) {
+  constexpr int kVec = lab::Packet<T>::kSize;
+  using Rows = lab::RowSlots;
+  const int rank = Rows::rank(), size = Rows::size();
+  float acc[2][kPacks][kVec] = {};  // Σ dy·x̂ (dw) and Σ dy (db) of this thread's columns over its rows
+  for (int64_t base = Rows::first(); base < rows; base += Rows::step()) {
+    const int64_t row = base + threadIdx.y;
+    const bool active = row < rows;
+    const int64_t offset = active ? row * cols : 0;
+    const int held = active ? cols : 0;  // an inactive slot holds zeros: it adds 0 to every sum
+    lab::RowWords<T, kPacks> xs, gs;
+    xs.load(x + offset, rank, size, held, vec);
+    gs.load(dy + offset, rank, size, held, vec);
+    const float mu = active ? mean[row] : 0.0f, rs = active ? rstd[row] : 0.0f;
+    float2 s = make_float2(0.0f, 0.0f);  // Σ w·dy·x̂, Σ w·dy over the row
+#pragma unroll
+    for (int i = 0; i < kPacks; ++i) {
+      const uint4 wp = lab::load_words(w, rank + i * size, held, vec);  // past the end: dy = w = 0, adding nothing
+#pragma unroll
+      for (int k = 0; k < kVec; ++k) {
+        const float xhat = (xs(i, k) - mu) * rs, d = gs(i, k);
+        const float g = lab::word_element<T>(wp, k) * d;
+        s.x += g * xhat;
+        s.y += g;
+        acc[0][i][k] += d * xhat;
+        acc[1][i][k] += d;
+      }
+    }
+    s = lab::row_sum<kVecBackwardThreads>(s);
+    if (!active) continue;
+    const float c_xhat = s.x / static_cast<float>(cols), c_mean = s.y / static_cast<float>(cols);
+    xs.rewiden();
+    gs.rewiden();
+    T* dxr = dx + offset;
+#pragma unroll
+    for (int i = 0; i < kPacks; ++i) {
+      const int packet = rank + i * size;
+      const uint4 wp = lab::load_words(w, packet, cols, vec);
+      float v[kVec];
+#pragma unroll
+      for (int k = 0; k < kVec; ++k) {
+        const float xhat = (xs(i, k) - mu) * rs;
+        v[k] = (lab::word_element<T>(wp, k) * gs(i, k) - c_mean - xhat * c_xhat) * rs;
+      }
+      lab::store_words(dxr, packet, cols, vec, v);
+    }
+  }
+  lab::write_register_sums<T, 2, kPacks, kVecBackwardThreads>(acc, partials, cols);
+}
+
+template <typename T, int kPacks>
+cudaError_t launch_vec_forward(const ForwardCall<T>& c, int threads_per_row, int rows_per_block) {
+  const unsigned int grid = lab::row_grid((c.rows + rows_per_block - 1) / rows_per_block);
+  layernorm_vec_kernel<T, kPacks><<<grid, dim3(threads_per_row, rows_per_block), 0, c.stream>>>(
+      c.x, c.w, c.b, c.y, c.mean, c.rstd, c.rows, static_cast<int>(c.cols), c.vec, kLayerNormEps);
+  return cudaGetLastError();
+}
+
+// S threads per row, 512 / S rows at a time.
+template <typename T, int kPacks>
+cudaError_t launch_vec_backward(const BackwardCall<T>& c, int threads_per_row) {
+  const int rows_per_block = kVecBackwardThreads / threads_per_row;
+  const auto kernel = layernorm_vec_backward_kernel<T, kPacks>;
+  const unsigned int grid =
+      lab::resident_grid(kernel, kVecBackwardThreads, 0, (c.rows + rows_per_block - 1) / rows_per_block);
+  if (!c.workspace) return c.needs(2 * int64_t{grid} * c.cols);
+  kernel<<<grid, dim3(threads_per_row, rows_per_block), 0, c.stream>>>(
+      c.dy, c.x, c.w, c.mean, c.rstd, c.dx, c.workspace, c.rows, static_cast<int>(c.cols), c.vec);
+  if (cudaError_t err = cudaGetLastError(); err != cudaSuccess) return err;
+  return lab::sum_partials(c.workspace, grid, c.cols, c.grads(), c.stream);
+}
+
+// v3: rows a warp holds in packets; longer rows go to v2 (which sends rows over 1024 elements to v1).
+template <typename T>
+cudaError_t run_vec(const ForwardCall<T>& c) {
+  if (c.packets() > kVecWarpPackets) return run_warp(c);
+  return lab::with_pow2<1, kVecMaxPacks>((c.packets() + 31) / 32, [&](auto packs) {
+    return launch_vec_forward<T, decltype(packs)::value>(c, 32, kVecRowsPerBlock);
+  });
+}
+
+template <typename T>
+cudaError_t run_vec_backward(const BackwardCall<T>& c) {
+  if (c.packets() > kVecWarpBackwardPackets) return run_warp_backward(c);
+  return lab::with_pow2<1, kVecBackwardMaxPacks>((c.packets() + 31) / 32, [&](auto packs) {
+    return launch_vec_backward<T, decltype(packs)::value>(c, 32);
+  });
+}
+
+// v4: rows longer than a warp holds and short enough for a block; every other row goes to v3. Forward: 8 packets
+// per thread and as few threads as that allows (a multiple of 32), so that short rows leave room for several
+// blocks per SM. Backward: S a power of two from 64 to 512, the smallest with at most 4 packets per thread.
+template <typename T>
+cudaError_t run_block(const ForwardCall<T>& c) {
+  const int64_t packets = c.packets();
+  if (packets <= kVecWarpPackets || packets > kBlockMaxPackets) return run_vec(c);
+  const int threads = static_cast<int>(((packets + kVecMaxPacks - 1) / kVecMaxPacks + 31) / 32 * 32);
+  return launch_vec_forward<T, kVecMaxPacks>(c, threads, 1);
+}
+
+template <typename T>
+cudaError_t run_block_backward(const BackwardCall<T>& c) {
+  const int64_t packets = c.packets();
+  if (packets <= kVecWarpBackwardPackets || packets > kBlockMaxBackwardPackets) return run_vec_backward(c);
+  const int64_t wanted = lab::pow2_at_least((packets + kVecBackwardMaxPacks - 1) / kVecBackwardMaxPacks);
+  const int threads = static_cast<int>(wanted < 64 ? 64 : wanted);  // <= 512: packets <= 512 · 4
+  return lab::with_pow2<1, kVecBackwardMaxPacks>((packets + threads - 1) / threads, [&](auto packs) {
+    return launch_vec_backward<T, decltype(packs)::value>(c, threads);
+  });
+}
+
+cudaError_t launch_layernorm_vec(lab::DType dtype, const void* x, const void* w, const void* b, void* y, float* mean,
+                                 float* rstd, int64_t rows, int64_t cols, cudaStream_t stream) {
+  return dispatch_forward(dtype, x, w, b, y, mean, rstd, rows, cols, stream, [](const auto& c) { return run_vec(c); });
+}
+
+cudaError_t launch_layernorm_vec_backward(lab::DType dtype, const void* dy, const void* x, const void* w,
+                                          const float* mean, const float* rstd, void* dx, void* dw, void* db,
+                                          float* workspace, int64_t* workspace_floats, int64_t rows, int64_t cols,
+                                          cudaStream_t stream) {
+  return dispatch_backward(dtype, dy, x, w, mean, rstd, dx, dw, db, workspace, workspace_floats, rows, cols, stream,
+                           [](const auto& c) { return run_vec_backward(c); });
+}
+
+cudaError_t launch_layernorm_block(lab::DType dtype, const void* x, const void* w, const void* b, void* y, float* mean,
+                                   float* rstd, int64_t rows, int64_t cols, cudaStream_t stream) {
+  return dispatch_forward(dtype, x, w, b, y, mean, rstd, rows, cols, stream,
+                          [](const auto& c) { return run_block(c); });
+}
+
+cudaError_t launch_layernorm_block_backward(lab::DType dtype, const void* dy, const void* x, const void* w,
+                                            const float* mean, const float* rstd, void* dx, void* dw, void* db,
+                                            float* workspace, int64_t* workspace_floats, int64_t rows, int64_t cols,
+                                            cudaStream_t stream) {
+  return dispatch_backward(dtype, dy, x, w, mean, rstd, dx, dw, db, workspace, workspace_floats, rows, cols, stream,
+                           [](const auto& c) { return run_block_backward(c); });
 }
 
 #else  // host half: the torch binding
@@ -128,18 +568,46 @@ static lab::DType check_layernorm(const at::Tensor& x, const at::Tensor& w, cons
   lab::check_cuda_input(b, "layernorm", "bias");
   LAB_CHECK(x.dim() == 2, "layernorm: x has ", x.dim(), " dimensions (sizes ", x.sizes(),
             "); this kernel takes a 2-D (M, N) tensor and normalizes each row");
-  for (const at::Tensor* p : {&w, &b}) {
-    LAB_CHECK(p->dim() == 1 && p->size(0) == x.size(1), "layernorm: weight and bias must have N = ", x.size(1),
+  const std::pair<const at::Tensor*, const char*> params[] = {{&w, "weight"}, {&b, "bias"}};
+  for (const auto& [p, name] : params) {
+    LAB_CHECK(p->dim() == 1 && p->size(0) == x.size(1), "layernorm: ", name, " must have N = ", x.size(1),
               " elements, one per column of x; got sizes ", p->sizes());
-    LAB_CHECK_TYPE(p->scalar_type() == x.scalar_type(), "layernorm: x is ", x.scalar_type(),
-                   " but a parameter is ", p->scalar_type(), "; pass them in one dtype");
-    LAB_CHECK(p->device() == x.device(), "layernorm: x is on ", x.device(), " but a parameter is on ", p->device());
+    LAB_CHECK_TYPE(p->scalar_type() == x.scalar_type(), "layernorm: x has dtype ", x.scalar_type(), " but ", name,
+                   " has dtype ", p->scalar_type(), "; pass them in one dtype");
+    LAB_CHECK(p->device() == x.device(), "layernorm: x is on ", x.device(), " but ", name, " is on ", p->device());
   }
   return lab::float_dtype(x, "layernorm", "x");
 }
 
-std::tuple<at::Tensor, at::Tensor, at::Tensor> layernorm_naive(const at::Tensor& x, const at::Tensor& w,
-                                                               const at::Tensor& b) {
+// The backward's own inputs besides x and the parameters: dy like x, and the forward's mean and rstd.
+static void check_layernorm_backward(const at::Tensor& dy, const at::Tensor& x, const at::Tensor& mean,
+                                     const at::Tensor& rstd) {
+  lab::check_cuda_input(dy, "layernorm", "dy");
+  LAB_CHECK(dy.sizes() == x.sizes(), "layernorm: dy has sizes ", dy.sizes(), " but x has ", x.sizes(),
+            "; the output's gradient has the output's shape");
+  LAB_CHECK_TYPE(dy.scalar_type() == x.scalar_type(), "layernorm: dy has dtype ", dy.scalar_type(), " but x has ",
+                 x.scalar_type(), "; pass them in one dtype");
+  LAB_CHECK(dy.device() == x.device(), "layernorm: x is on ", x.device(), " but dy is on ", dy.device());
+  const std::pair<const at::Tensor*, const char*> saved[] = {{&mean, "mean"}, {&rstd, "rstd"}};
+  for (const auto& [s, name] : saved) {
+    lab::check_cuda_input(*s, "layernorm", name);
+    LAB_CHECK_TYPE(s->scalar_type() == at::kFloat, "layernorm: ", name, " has dtype ", s->scalar_type(),
+                   "; pass the forward's, float32");
+    LAB_CHECK(s->dim() == 1 && s->size(0) == x.size(0), "layernorm: ", name, " must be the forward's, one per row (",
+              x.size(0), "); got sizes ", s->sizes());
+    LAB_CHECK(s->device() == x.device(), "layernorm: x is on ", x.device(), " but ", name, " is on ", s->device());
+  }
+}
+
+using LayerNormLaunch = cudaError_t (*)(lab::DType, const void*, const void*, const void*, void*, float*, float*,
+                                        int64_t, int64_t, cudaStream_t);
+using LayerNormBackwardLaunch = cudaError_t (*)(lab::DType, const void*, const void*, const void*, const float*,
+                                                const float*, void*, void*, void*, float*, int64_t*, int64_t, int64_t,
+                                                cudaStream_t);
+
+static std::tuple<at::Tensor, at::Tensor, at::Tensor> layernorm_forward(const at::Tensor& x, const at::Tensor& w,
+                                                                        const at::Tensor& b, const char* impl,
+                                                                        LayerNormLaunch launch) {
   const lab::DType dtype = check_layernorm(x, w, b);
   const int64_t rows = x.size(0), cols = x.size(1);
   at::Tensor y = at::empty_like(x);
@@ -147,50 +615,104 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> layernorm_naive(const at::Tensor&
   at::Tensor rstd = at::empty({rows}, x.options().dtype(at::kFloat));
   if (x.numel() == 0) return {y, mean, rstd};  // a zero-block grid is a launch error
   c10::cuda::CUDAGuard guard(x.device());
-  lab::check_launch(launch_layernorm_naive(dtype, x.const_data_ptr(), w.const_data_ptr(), b.const_data_ptr(),
-                                           y.mutable_data_ptr(), mean.mutable_data_ptr<float>(),
-                                           rstd.mutable_data_ptr<float>(), rows, cols, lab::current_stream()),
-                    "layernorm", "naive");
+  lab::check_launch(launch(dtype, x.const_data_ptr(), w.const_data_ptr(), b.const_data_ptr(), y.mutable_data_ptr(),
+                           mean.mutable_data_ptr<float>(), rstd.mutable_data_ptr<float>(), rows, cols,
+                           lab::current_stream()),
+                    "layernorm", impl);
   return {y, mean, rstd};
 }
 
-std::tuple<at::Tensor, at::Tensor, at::Tensor> layernorm_naive_backward(const at::Tensor& dy, const at::Tensor& x,
-                                                                        const at::Tensor& w, const at::Tensor& b,
-                                                                        const at::Tensor& mean,
-                                                                        const at::Tensor& rstd) {
+static std::tuple<at::Tensor, at::Tensor, at::Tensor> layernorm_backward(
+    const at::Tensor& dy, const at::Tensor& x, const at::Tensor& w, const at::Tensor& b, const at::Tensor& mean,
+    const at::Tensor& rstd, const char* impl, LayerNormBackwardLaunch launch) {
   const lab::DType dtype = check_layernorm(x, w, b);
-  lab::check_cuda_input(dy, "layernorm", "dy");
-  LAB_CHECK(dy.sizes() == x.sizes() && dy.scalar_type() == x.scalar_type(), "layernorm: dy must match x (sizes ",
-            x.sizes(), ", ", x.scalar_type(), "); got sizes ", dy.sizes(), ", ", dy.scalar_type());
-  for (const at::Tensor* s : {&mean, &rstd}) {
-    lab::check_cuda_input(*s, "layernorm", "mean/rstd");
-    LAB_CHECK(s->scalar_type() == at::kFloat && s->numel() == x.size(0), "layernorm: mean and rstd must be the "
-              "forward's: float32, one per row (", x.size(0), "); got ", s->scalar_type(), " sizes ", s->sizes());
-  }
+  check_layernorm_backward(dy, x, mean, rstd);
   const int64_t rows = x.size(0), cols = x.size(1);
   at::Tensor dx = at::empty_like(x), dw = at::empty_like(w), db = at::empty_like(b);
   if (cols == 0) return {dx, dw, db};
-  if (rows == 0) return {dx, dw.zero_(), db.zero_()};
+  if (rows == 0) return {dx, dw.zero_(), db.zero_()};  // a sum over no rows
   c10::cuda::CUDAGuard guard(x.device());
-  at::Tensor workspace = at::empty({2 * cols}, x.options().dtype(at::kFloat));
-  lab::check_launch(launch_layernorm_naive_backward(dtype, dy.const_data_ptr(), x.const_data_ptr(), w.const_data_ptr(),
-                                                    mean.const_data_ptr<float>(), rstd.const_data_ptr<float>(),
-                                                    dx.mutable_data_ptr(), dw.mutable_data_ptr(),
-                                                    db.mutable_data_ptr(), workspace.mutable_data_ptr<float>(), rows,
-                                                    cols, lab::current_stream()),
-                    "layernorm", "naive_backward");
+  const auto call = [&](float* workspace, int64_t* floats) {
+    return launch(dtype, dy.const_data_ptr(), x.const_data_ptr(), w.const_data_ptr(), mean.const_data_ptr<float>(),
+                  rstd.const_data_ptr<float>(), dx.mutable_data_ptr(), dw.mutable_data_ptr(), db.mutable_data_ptr(),
+                  workspace, floats, rows, cols, lab::current_stream());
+  };
+  int64_t floats = 0;
+  lab::check_launch(call(nullptr, &floats), "layernorm", impl);  // the workspace's size; launches nothing
+  // Fresh on every call, on x's device and (through the caching allocator) stream; the kernels write what they read.
+  at::Tensor workspace = at::empty({floats > 0 ? floats : 1}, x.options().dtype(at::kFloat));
+  lab::check_launch(call(workspace.mutable_data_ptr<float>(), &floats), "layernorm", impl);
   return {dx, dw, db};
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> layernorm_naive(const at::Tensor& x, const at::Tensor& w,
+                                                              const at::Tensor& b) {
+  return layernorm_forward(x, w, b, "naive", launch_layernorm_naive);
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> layernorm_naive_backward(const at::Tensor& dy, const at::Tensor& x,
+                                                                       const at::Tensor& w, const at::Tensor& b,
+                                                                       const at::Tensor& mean, const at::Tensor& rstd) {
+  return layernorm_backward(dy, x, w, b, mean, rstd, "naive_backward", launch_layernorm_naive_backward);
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> layernorm_warp(const at::Tensor& x, const at::Tensor& w,
+                                                              const at::Tensor& b) {
+  return layernorm_forward(x, w, b, "warp", launch_layernorm_warp);
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> layernorm_warp_backward(const at::Tensor& dy, const at::Tensor& x,
+                                                                       const at::Tensor& w, const at::Tensor& b,
+                                                                       const at::Tensor& mean, const at::Tensor& rstd) {
+  return layernorm_backward(dy, x, w, b, mean, rstd, "warp_backward", launch_layernorm_warp_backward);
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> layernorm_vec(const at::Tensor& x, const at::Tensor& w,
+                                                              const at::Tensor& b) {
+  return layernorm_forward(x, w, b, "vec", launch_layernorm_vec);
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> layernorm_vec_backward(const at::Tensor& dy, const at::Tensor& x,
+                                                                       const at::Tensor& w, const at::Tensor& b,
+                                                                       const at::Tensor& mean, const at::Tensor& rstd) {
+  return layernorm_backward(dy, x, w, b, mean, rstd, "vec_backward", launch_layernorm_vec_backward);
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> layernorm_block(const at::Tensor& x, const at::Tensor& w,
+                                                              const at::Tensor& b) {
+  return layernorm_forward(x, w, b, "block", launch_layernorm_block);
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> layernorm_block_backward(const at::Tensor& dy, const at::Tensor& x,
+                                                                       const at::Tensor& w, const at::Tensor& b,
+                                                                       const at::Tensor& mean, const at::Tensor& rstd) {
+  return layernorm_backward(dy, x, w, b, mean, rstd, "block_backward", launch_layernorm_block_backward);
 }
 
 TORCH_LIBRARY(lab_layernorm, m) {
   m.def("naive(Tensor x, Tensor weight, Tensor bias) -> (Tensor, Tensor, Tensor)");
   m.def("naive_backward(Tensor dy, Tensor x, Tensor weight, Tensor bias, Tensor mean, Tensor rstd) -> "
         "(Tensor, Tensor, Tensor)");
+  m.def("warp(Tensor x, Tensor weight, Tensor bias) -> (Tensor, Tensor, Tensor)");
+  m.def("warp_backward(Tensor dy, Tensor x, Tensor weight, Tensor bias, Tensor mean, Tensor rstd) -> "
+        "(Tensor, Tensor, Tensor)");
+  m.def("vec(Tensor x, Tensor weight, Tensor bias) -> (Tensor, Tensor, Tensor)");
+  m.def("vec_backward(Tensor dy, Tensor x, Tensor weight, Tensor bias, Tensor mean, Tensor rstd) -> "
+        "(Tensor, Tensor, Tensor)");
+  m.def("block(Tensor x, Tensor weight, Tensor bias) -> (Tensor, Tensor, Tensor)");
+  m.def("block_backward(Tensor dy, Tensor x, Tensor weight, Tensor bias, Tensor mean, Tensor rstd) -> "
+        "(Tensor, Tensor, Tensor)");
 }
 
 TORCH_LIBRARY_IMPL(lab_layernorm, CUDA, m) {
   m.impl("naive", &layernorm_naive);
   m.impl("naive_backward", &layernorm_naive_backward);
+  m.impl("warp", &layernorm_warp);
+  m.impl("warp_backward", &layernorm_warp_backward);
+  m.impl("vec", &layernorm_vec);
+  m.impl("vec_backward", &layernorm_vec_backward);
+  m.impl("block", &layernorm_block);
+  m.impl("block_backward", &layernorm_block_backward);
 }
 
 #endif

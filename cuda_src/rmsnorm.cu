@@ -8,25 +8,114 @@
 // Steps (each one a row, cuda:<name>; measured figures: results/<gpu>/rmsnorm.md, -backward.md, -fwd-bwd.md):
 //   v1 naive    one block per row, shared-memory block reductions, the row read twice (Σx², output); backward:
 //               one block per row for dx, dw added into an fp32 buffer with atomicAdd
+//   v2 warp     + rows of up to 1024 elements: one warp per row, the row held in registers (read once), shuffle
+//               reductions; backward: each warp sums dw in shared memory, each block writes a partial row to a
+//               workspace and a second kernel adds the partial rows per column (no atomics)
+//   v3 vec      + 16-byte packets held as loaded (two 16-bit elements per register), rows of up to 256 packets
+//               forward, 128 backward (1024 fp32, 2048 fp16/bf16 forward); backward: dw summed in registers (a
+//               thread holds the same columns in every row), the grid one wave of resident blocks
+//   v4 block    + longer rows: a row spread over up to 1024 threads (forward, 8192 packets: 32768 fp32, 65536
+//               fp16/bf16) or 512 (backward, 2048 packets), reductions across warps through shared memory
 //
-// The forward saves rstd (fp32, M) for the backward.
+// The forward saves rstd (fp32, M) for the backward. Each step adds a path for the rows it is good at and hands
+// every other shape to the step before (its launcher's first line), so every row runs every shape: rows longer than
+// v4 holds go down to v1, whose strided loops take any N. What each step changes is said at length in
+// cuda_src/layernorm.cu, whose ladder this one follows step for step.
 #include "lab.h"
 
 constexpr float kRmsNormEps = 1e-6f;  // the spec's (specs/rmsnorm.py)
 
+// One forward launcher per step: y and rstd for a row-major (rows, cols) x and a w of cols, on `stream`.
 cudaError_t launch_rmsnorm_naive(lab::DType dtype, const void* x, const void* w, void* y, float* rstd, int64_t rows,
                                  int64_t cols, cudaStream_t stream);
-// workspace: cols floats, the fp32 sums of dw (zeroed here before the kernel adds into them).
+cudaError_t launch_rmsnorm_warp(lab::DType dtype, const void* x, const void* w, void* y, float* rstd, int64_t rows,
+                                int64_t cols, cudaStream_t stream);
+cudaError_t launch_rmsnorm_vec(lab::DType dtype, const void* x, const void* w, void* y, float* rstd, int64_t rows,
+                               int64_t cols, cudaStream_t stream);
+cudaError_t launch_rmsnorm_block(lab::DType dtype, const void* x, const void* w, void* y, float* rstd, int64_t rows,
+                                 int64_t cols, cudaStream_t stream);
+// One backward launcher per step: dx and dw. The fp32 sums over rows go through `workspace`, whose size the step's
+// path decides: called with workspace == nullptr a launcher launches nothing and sets *workspace_floats to the
+// floats it needs; called again with that many floats at `workspace`, it runs. Every float it reads there it has
+// written (or zeroed) in the same call.
 cudaError_t launch_rmsnorm_naive_backward(lab::DType dtype, const void* dy, const void* x, const void* w,
-                                          const float* rstd, void* dx, void* dw, float* workspace, int64_t rows,
-                                          int64_t cols, cudaStream_t stream);
+                                          const float* rstd, void* dx, void* dw, float* workspace,
+                                          int64_t* workspace_floats, int64_t rows, int64_t cols, cudaStream_t stream);
+cudaError_t launch_rmsnorm_warp_backward(lab::DType dtype, const void* dy, const void* x, const void* w,
+                                         const float* rstd, void* dx, void* dw, float* workspace,
+                                         int64_t* workspace_floats, int64_t rows, int64_t cols, cudaStream_t stream);
+cudaError_t launch_rmsnorm_vec_backward(lab::DType dtype, const void* dy, const void* x, const void* w,
+                                        const float* rstd, void* dx, void* dw, float* workspace,
+                                        int64_t* workspace_floats, int64_t rows, int64_t cols, cudaStream_t stream);
+cudaError_t launch_rmsnorm_block_backward(lab::DType dtype, const void* dy, const void* x, const void* w,
+                                          const float* rstd, void* dx, void* dw, float* workspace,
+                                          int64_t* workspace_floats, int64_t rows, int64_t cols, cudaStream_t stream);
 
 #ifdef __CUDACC__
 #include "lab_norm.cuh"
 
-constexpr int kNaiveThreads = 256;
+// One call, typed. `vec`: every row of every (M, N) tensor and the weight start 16-byte aligned (all base pointers
+// are, and N is a multiple of the packet), so v3 and v4 may move whole packets.
+template <typename T>
+struct ForwardCall {
+  const T *x, *w;
+  T* y;
+  float* rstd;
+  int64_t rows, cols;
+  bool vec;
+  cudaStream_t stream;
+
+  int64_t packets() const { return (cols + lab::Packet<T>::kSize - 1) / lab::Packet<T>::kSize; }  // per row
+};
+
+template <typename T>
+struct BackwardCall {
+  const T *dy, *x, *w;
+  const float* rstd;
+  T *dx, *dw;
+  float* workspace;  // nullptr: only say how many floats the path needs
+  int64_t* workspace_floats;
+  int64_t rows, cols;
+  bool vec;
+  cudaStream_t stream;
+
+  int64_t packets() const { return (cols + lab::Packet<T>::kSize - 1) / lab::Packet<T>::kSize; }
+  cudaError_t needs(int64_t floats) const {
+    *workspace_floats = floats;
+    return cudaSuccess;
+  }
+  lab::GradOutputs<T, 1> grads() const { return {{dw}}; }
+};
+
+template <typename Step>
+cudaError_t dispatch_forward(lab::DType dtype, const void* x, const void* w, void* y, float* rstd, int64_t rows,
+                             int64_t cols, cudaStream_t stream, Step step) {
+  return lab::dispatch_float_types(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const bool vec = lab::is_aligned16(x) && lab::is_aligned16(w) && lab::is_aligned16(y) &&
+                     cols % lab::Packet<T>::kSize == 0;
+    return step(ForwardCall<T>{static_cast<const T*>(x), static_cast<const T*>(w), static_cast<T*>(y), rstd, rows,
+                               cols, vec, stream});
+  });
+}
+
+template <typename Step>
+cudaError_t dispatch_backward(lab::DType dtype, const void* dy, const void* x, const void* w, const float* rstd,
+                              void* dx, void* dw, float* workspace, int64_t* workspace_floats, int64_t rows,
+                              int64_t cols, cudaStream_t stream, Step step) {
+  return lab::dispatch_float_types(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const bool vec = lab::is_aligned16(dy) && lab::is_aligned16(x) && lab::is_aligned16(w) &&
+                     lab::is_aligned16(dx) && cols % lab::Packet<T>::kSize == 0;
+    return step(BackwardCall<T>{static_cast<const T*>(dy), static_cast<const T*>(x), static_cast<const T*>(w), rstd,
+                                static_cast<T*>(dx), static_cast<T*>(dw), workspace, workspace_floats, rows, cols,
+                                vec, stream});
+  });
+}
 
 // ---- v1 naive: a block per row, each thread striding over the row. ------------------------------------------
+constexpr int kNaiveThreads = 256;
+
 template <typename T>
 __global__ void rmsnorm_naive_kernel(const T* __restrict__ x, const T* __restrict__ w, T* __restrict__ y,
                                      float* __restrict__ rstd, int64_t rows, int64_t cols, float eps) {
@@ -69,29 +158,320 @@ __global__ void rmsnorm_naive_backward_kernel(const T* __restrict__ dy, const T*
   }
 }
 
+template <typename T>
+cudaError_t run_naive(const ForwardCall<T>& c) {
+  rmsnorm_naive_kernel<T><<<lab::row_grid(c.rows), kNaiveThreads, 0, c.stream>>>(c.x, c.w, c.y, c.rstd, c.rows,
+                                                                               c.cols, kRmsNormEps);
+  return cudaGetLastError();
+}
+
+// workspace: the fp32 sums of dw (cols), zeroed here before the kernel adds into them.
+template <typename T>
+cudaError_t run_naive_backward(const BackwardCall<T>& c) {
+  if (!c.workspace) return c.needs(c.cols);
+  cudaError_t err = cudaMemsetAsync(c.workspace, 0, c.cols * sizeof(float), c.stream);
+  if (err != cudaSuccess) return err;
+  rmsnorm_naive_backward_kernel<T><<<lab::row_grid(c.rows), kNaiveThreads, 0, c.stream>>>(
+      c.dy, c.x, c.w, c.rstd, c.dx, c.workspace, c.rows, c.cols);
+  if ((err = cudaGetLastError()) != cudaSuccess) return err;
+  return lab::sum_partials(c.workspace, 1, c.cols, c.grads(), c.stream);
+}
+
 cudaError_t launch_rmsnorm_naive(lab::DType dtype, const void* x, const void* w, void* y, float* rstd, int64_t rows,
                                  int64_t cols, cudaStream_t stream) {
-  return lab::dispatch_float_types(dtype, [&](auto tag) {
-    using T = decltype(tag);
-    rmsnorm_naive_kernel<T><<<lab::row_grid(rows), kNaiveThreads, 0, stream>>>(
-        static_cast<const T*>(x), static_cast<const T*>(w), static_cast<T*>(y), rstd, rows, cols, kRmsNormEps);
+  return dispatch_forward(dtype, x, w, y, rstd, rows, cols, stream, [](const auto& c) { return run_naive(c); });
+}
+
+cudaError_t launch_rmsnorm_naive_backward(lab::DType dtype, const void* dy, const void* x, const void* w,
+                                          const float* rstd, void* dx, void* dw, float* workspace,
+                                          int64_t* workspace_floats, int64_t rows, int64_t cols, cudaStream_t stream) {
+  return dispatch_backward(dtype, dy, x, w, rstd, dx, dw, workspace, workspace_floats, rows, cols, stream,
+                           [](const auto& c) { return run_naive_backward(c); });
+}
+
+// ---- v2 warp: one warp per row for rows of up to 32 · 32 elements, the row in registers. ----------------------
+// As layernorm.cu's v2: the row read once into registers, shuffle reductions, four warps (rows) per block;
+// backward: a dw row of fp32 sums per warp in shared memory, one partial row per block, one wave of blocks.
+constexpr int kWarpRowsPerBlock = 4;
+constexpr int kWarpMaxItems = 32;  // elements per lane: rows of up to 1024 elements
+constexpr int64_t kWarpMaxCols = 32 * kWarpMaxItems;
+
+template <typename T, int kItems>
+__global__ void __launch_bounds__(32 * kWarpRowsPerBlock) rmsnorm_warp_kernel(const T* __restrict__ x,
+                                                                              const T* __restrict__ w,
+                                                                              T* __restrict__ y,
+                                                                              float* __restrict__ rstd, int64_t rows,
+                                                                              int cols, float eps) {
+  const int lane = threadIdx.x;
+  for (int64_t row = static_cast<int64_t>(blockIdx.x) * kWarpRowsPerBlock + threadIdx.y; row < rows;
+       row += static_cast<int64_t>(gridDim.x) * kWarpRowsPerBlock) {
+    float v[kItems];
+    lab::load_lane_items(v, x + row * cols, cols);
+    float sq = 0.0f;
+#pragma unroll
+    for (int j = 0; j < kItems; ++j) sq += v[j] * v[j];  // past the end v is 0
+    const float rs = rsqrtf(lab::warp_reduce_sum(sq) / static_cast<float>(cols) + eps);
+    T* yr = y + row * cols;
+#pragma unroll
+    for (int j = 0; j < kItems; ++j) {
+      const int c = lane + 32 * j;
+      if (c < cols) yr[c] = lab::from_float<T>(v[j] * rs * lab::to_float(w[c]));
+    }
+    if (lane == 0) rstd[row] = rs;
+  }
+}
+
+template <typename T, int kItems>
+__global__ void __launch_bounds__(32 * kWarpRowsPerBlock) rmsnorm_warp_backward_kernel(
+    const T* __restrict__ dy, const T* __restrict__ x, const T* __restrict__ w, const float* __restrict__ rstd,
+    T* __restrict__ dx, float* __restrict__ partials, int64_t rows, int cols) {
+  extern __shared__ float warp_sums[];  // [warp][cols]
+  float* dw_sum = lab::own_warp_sums<1>(warp_sums, cols);
+  const int lane = threadIdx.x;
+  for (int64_t row = static_cast<int64_t>(blockIdx.x) * kWarpRowsPerBlock + threadIdx.y; row < rows;
+       row += static_cast<int64_t>(gridDim.x) * kWarpRowsPerBlock) {
+    float xv[kItems], gv[kItems];
+    lab::load_lane_items(xv, x + row * cols, cols);
+    lab::load_lane_items(gv, dy + row * cols, cols);
+    const float rs = rstd[row];
+    float wdy_xhat = 0.0f;
+#pragma unroll
+    for (int j = 0; j < kItems; ++j) {
+      const int c = lane + 32 * j;
+      if (c < cols) {
+        const float xhat = xv[j] * rs;
+        wdy_xhat += lab::to_float(w[c]) * gv[j] * xhat;
+        dw_sum[c] += gv[j] * xhat;
+      }
+    }
+    const float c_xhat = lab::warp_reduce_sum(wdy_xhat) / static_cast<float>(cols);
+    T* dxr = dx + row * cols;
+#pragma unroll
+    for (int j = 0; j < kItems; ++j) {
+      const int c = lane + 32 * j;
+      if (c < cols) dxr[c] = lab::from_float<T>((lab::to_float(w[c]) * gv[j] - xv[j] * rs * c_xhat) * rs);
+    }
+  }
+  lab::write_warp_sums<1>(warp_sums, partials, cols);
+}
+
+template <typename T>
+cudaError_t run_warp(const ForwardCall<T>& c) {
+  if (c.cols > kWarpMaxCols) return run_naive(c);
+  return lab::with_pow2<1, kWarpMaxItems>((c.cols + 31) / 32, [&](auto items) {
+    constexpr int kItems = decltype(items)::value;
+    const unsigned int grid = lab::row_grid((c.rows + kWarpRowsPerBlock - 1) / kWarpRowsPerBlock);
+    rmsnorm_warp_kernel<T, kItems><<<grid, dim3(32, kWarpRowsPerBlock), 0, c.stream>>>(
+        c.x, c.w, c.y, c.rstd, c.rows, static_cast<int>(c.cols), kRmsNormEps);
     return cudaGetLastError();
   });
 }
 
-cudaError_t launch_rmsnorm_naive_backward(lab::DType dtype, const void* dy, const void* x, const void* w,
-                                          const float* rstd, void* dx, void* dw, float* workspace, int64_t rows,
-                                          int64_t cols, cudaStream_t stream) {
-  return lab::dispatch_float_types(dtype, [&](auto tag) {
-    using T = decltype(tag);
-    cudaError_t err = cudaMemsetAsync(workspace, 0, cols * sizeof(float), stream);
-    if (err != cudaSuccess) return err;
-    rmsnorm_naive_backward_kernel<T><<<lab::row_grid(rows), kNaiveThreads, 0, stream>>>(
-        static_cast<const T*>(dy), static_cast<const T*>(x), static_cast<const T*>(w), rstd, static_cast<T*>(dx),
-        workspace, rows, cols);
-    if ((err = cudaGetLastError()) != cudaSuccess) return err;
-    return lab::cast_from_float(workspace, static_cast<T*>(dw), cols, stream);
+template <typename T>
+cudaError_t run_warp_backward(const BackwardCall<T>& c) {
+  if (c.cols > kWarpMaxCols) return run_naive_backward(c);
+  return lab::with_pow2<1, kWarpMaxItems>((c.cols + 31) / 32, [&](auto items) {
+    constexpr int kItems = decltype(items)::value;
+    const auto kernel = rmsnorm_warp_backward_kernel<T, kItems>;
+    const size_t smem = sizeof(float) * kWarpRowsPerBlock * c.cols;  // at most 16 KB
+    const unsigned int grid = lab::resident_grid(kernel, 32 * kWarpRowsPerBlock, smem,
+                                                 (c.rows + kWarpRowsPerBlock - 1) / kWarpRowsPerBlock);
+    if (!c.workspace) return c.needs(int64_t{grid} * c.cols);
+    kernel<<<grid, dim3(32, kWarpRowsPerBlock), smem, c.stream>>>(c.dy, c.x, c.w, c.rstd, c.dx, c.workspace, c.rows,
+                                                                  static_cast<int>(c.cols));
+    if (cudaError_t err = cudaGetLastError(); err != cudaSuccess) return err;
+    return lab::sum_partials(c.workspace, grid, c.cols, c.grads(), c.stream);
   });
+}
+
+cudaError_t launch_rmsnorm_warp(lab::DType dtype, const void* x, const void* w, void* y, float* rstd, int64_t rows,
+                                int64_t cols, cudaStream_t stream) {
+  return dispatch_forward(dtype, x, w, y, rstd, rows, cols, stream, [](const auto& c) { return run_warp(c); });
+}
+
+cudaError_t launch_rmsnorm_warp_backward(lab::DType dtype, const void* dy, const void* x, const void* w,
+                                         const float* rstd, void* dx, void* dw, float* workspace,
+                                         int64_t* workspace_floats, int64_t rows, int64_t cols, cudaStream_t stream) {
+  return dispatch_backward(dtype, dy, x, w, rstd, dx, dw, workspace, workspace_floats, rows, cols, stream,
+                           [](const auto& c) { return run_warp_backward(c); });
+}
+
+// ---- v3 vec and v4 block: the row in 16-byte packets, held as loaded. ----------------------------------------
+// As layernorm.cu's v3 and v4: one kernel each way for both steps, a block of (S, R) threads taking R rows at a
+// time, S threads per row, kPacks packets per thread. Forward: up to 8 packets of x per thread, 64 registers
+// (__launch_bounds__(1024)). Backward: x and dy held and dw summed in registers, up to 4 packets per thread in
+// blocks of 512; one wave of resident blocks, one partial row each.
+constexpr int kVecMaxThreads = 1024;
+constexpr int kVecRowsPerBlock = 4;  // v3 forward: four warps, four rows
+constexpr int kVecMaxPacks = 8;
+constexpr int64_t kVecWarpPackets = 32 * kVecMaxPacks;                        // v3 forward
+constexpr int64_t kBlockMaxPackets = int64_t{kVecMaxThreads} * kVecMaxPacks;  // v4 forward
+constexpr int kVecBackwardThreads = 512;
+constexpr int kVecBackwardMaxPacks = 4;
+constexpr int64_t kVecWarpBackwardPackets = 32 * kVecBackwardMaxPacks;                          // v3 backward
+constexpr int64_t kBlockMaxBackwardPackets = int64_t{kVecBackwardThreads} * kVecBackwardMaxPacks;  // v4 backward
+
+template <typename T, int kPacks>
+__global__ void __launch_bounds__(kVecMaxThreads) rmsnorm_vec_kernel(const T* __restrict__ x,
+                                                                     const T* __restrict__ w, T* __restrict__ y,
+                                                                     float* __restrict__ rstd, int64_t rows, int cols,
+                                                                     bool vec, float eps) {
+  constexpr int kVec = lab::Packet<T>::kSize;
+  using Rows = lab::RowSlots;
+  const int rank = Rows::rank(), size = Rows::size();
+  for (int64_t base = Rows::first(); base < rows; base += Rows::step()) {
+    const int64_t row = base + threadIdx.y;
+    const bool active = row < rows;
+    const int64_t offset = active ? row * cols : 0;
+    lab::RowWords<T, kPacks> r;
+    r.load(x + offset, rank, size, active ? cols : 0, vec);
+    const float sq = r.sum(rank, size, cols, vec, [](float v) { return v * v; });
+    const float rs = rsqrtf(lab::row_sum<kVecMaxThreads>(sq) / static_cast<float>(cols) + eps);
+    if (!active) continue;  // after the row's reduction: the block's barriers are behind it
+    r.rewiden();
+    T* yr = y + offset;
+#pragma unroll
+    for (int i = 0; i < kPacks; ++i) {
+      const int packet = rank + i * size;
+      const uint4 wp = lab::load_words(w, packet, cols, vec);
+      float v[kVec];
+#pragma unroll
+      for (int k = 0; k < kVec; ++k) v[k] = r(i, k) * rs * lab::word_element<T>(wp, k);
+      lab::store_words(yr, packet, cols, vec, v);
+    }
+    if (rank == 0) rstd[row] = rs;
+  }
+}
+
+template <typename T, int kPacks>
+__global__ void __launch_bounds__(kVecBackwardThreads) rmsnorm_vec_backward_kernel(
+    const T* __restrict__ dy, const T* __restrict__ x, const T* __restrict__ w, const float* __restrict__ rstd,
+    T* __restrict__ dx, float* __restrict__ partials, int64_t rows, int cols, bool vec) {
+  constexpr int kVec = lab::Packet<T>::kSize;
+  using Rows = lab::RowSlots;
+  const int rank = Rows::rank(), size = Rows::size();
+  float acc[1][kPacks][kVec] = {};  // Σ dy·x̂ (dw) of this thread's columns over its rows
+  for (int64_t base = Rows::first(); base < rows; base += Rows::step()) {
+    const int64_t row = base + threadIdx.y;
+    const bool active = row < rows;
+    const int64_t offset = active ? row * cols : 0;
+    const int held = active ? cols : 0;  // an inactive slot holds zeros: it adds 0 to every sum
+    lab::RowWords<T, kPacks> xs, gs;
+    xs.load(x + offset, rank, size, held, vec);
+    gs.load(dy + offset, rank, size, held, vec);
+    const float rs = active ? rstd[row] : 0.0f;
+    float s = 0.0f;  // Σ w·dy·x̂ over the row
+#pragma unroll
+    for (int i = 0; i < kPacks; ++i) {
+      const uint4 wp = lab::load_words(w, rank + i * size, held, vec);  // past the end: dy = w = 0, adding nothing
+#pragma unroll
+      for (int k = 0; k < kVec; ++k) {
+        const float xhat = xs(i, k) * rs, d = gs(i, k);
+        s += lab::word_element<T>(wp, k) * d * xhat;
+        acc[0][i][k] += d * xhat;
+      }
+    }
+    s = lab::row_sum<kVecBackwardThreads>(s);
+    if (!active) continue;
+    const float c_xhat = s / static_cast<float>(cols);
+    xs.rewiden();
+    gs.rewiden();
+    T* dxr = dx + offset;
+#pragma unroll
+    for (int i = 0; i < kPacks; ++i) {
+      const int packet = rank + i * size;
+      const uint4 wp = lab::load_words(w, packet, cols, vec);
+      float v[kVec];
+#pragma unroll
+      for (int k = 0; k < kVec; ++k)
+        v[k] = (lab::word_element<T>(wp, k) * gs(i, k) - xs(i, k) * rs * c_xhat) * rs;
+      lab::store_words(dxr, packet, cols, vec, v);
+    }
+  }
+  lab::write_register_sums<T, 1, kPacks, kVecBackwardThreads>(acc, partials, cols);
+}
+
+template <typename T, int kPacks>
+cudaError_t launch_vec_forward(const ForwardCall<T>& c, int threads_per_row, int rows_per_block) {
+  const unsigned int grid = lab::row_grid((c.rows + rows_per_block - 1) / rows_per_block);
+  rmsnorm_vec_kernel<T, kPacks><<<grid, dim3(threads_per_row, rows_per_block), 0, c.stream>>>(
+      c.x, c.w, c.y, c.rstd, c.rows, static_cast<int>(c.cols), c.vec, kRmsNormEps);
+  return cudaGetLastError();
+}
+
+// S threads per row, 512 / S rows at a time.
+template <typename T, int kPacks>
+cudaError_t launch_vec_backward(const BackwardCall<T>& c, int threads_per_row) {
+  const int rows_per_block = kVecBackwardThreads / threads_per_row;
+  const auto kernel = rmsnorm_vec_backward_kernel<T, kPacks>;
+  const unsigned int grid =
+      lab::resident_grid(kernel, kVecBackwardThreads, 0, (c.rows + rows_per_block - 1) / rows_per_block);
+  if (!c.workspace) return c.needs(int64_t{grid} * c.cols);
+  kernel<<<grid, dim3(threads_per_row, rows_per_block), 0, c.stream>>>(c.dy, c.x, c.w, c.rstd, c.dx, c.workspace,
+                                                                      c.rows, static_cast<int>(c.cols), c.vec);
+  if (cudaError_t err = cudaGetLastError(); err != cudaSuccess) return err;
+  return lab::sum_partials(c.workspace, grid, c.cols, c.grads(), c.stream);
+}
+
+// v3: rows a warp holds in packets; longer rows go to v2 (which sends rows over 1024 elements to v1).
+template <typename T>
+cudaError_t run_vec(const ForwardCall<T>& c) {
+  if (c.packets() > kVecWarpPackets) return run_warp(c);
+  return lab::with_pow2<1, kVecMaxPacks>((c.packets() + 31) / 32, [&](auto packs) {
+    return launch_vec_forward<T, decltype(packs)::value>(c, 32, kVecRowsPerBlock);
+  });
+}
+
+template <typename T>
+cudaError_t run_vec_backward(const BackwardCall<T>& c) {
+  if (c.packets() > kVecWarpBackwardPackets) return run_warp_backward(c);
+  return lab::with_pow2<1, kVecBackwardMaxPacks>((c.packets() + 31) / 32, [&](auto packs) {
+    return launch_vec_backward<T, decltype(packs)::value>(c, 32);
+  });
+}
+
+// v4: rows longer than a warp holds and short enough for a block; every other row goes to v3.
+template <typename T>
+cudaError_t run_block(const ForwardCall<T>& c) {
+  const int64_t packets = c.packets();
+  if (packets <= kVecWarpPackets || packets > kBlockMaxPackets) return run_vec(c);
+  const int threads = static_cast<int>(((packets + kVecMaxPacks - 1) / kVecMaxPacks + 31) / 32 * 32);
+  return launch_vec_forward<T, kVecMaxPacks>(c, threads, 1);
+}
+
+template <typename T>
+cudaError_t run_block_backward(const BackwardCall<T>& c) {
+  const int64_t packets = c.packets();
+  if (packets <= kVecWarpBackwardPackets || packets > kBlockMaxBackwardPackets) return run_vec_backward(c);
+  const int64_t wanted = lab::pow2_at_least((packets + kVecBackwardMaxPacks - 1) / kVecBackwardMaxPacks);
+  const int threads = static_cast<int>(wanted < 64 ? 64 : wanted);  // <= 512: packets <= 512 · 4
+  return lab::with_pow2<1, kVecBackwardMaxPacks>((packets + threads - 1) / threads, [&](auto packs) {
+    return launch_vec_backward<T, decltype(packs)::value>(c, threads);
+  });
+}
+
+cudaError_t launch_rmsnorm_vec(lab::DType dtype, const void* x, const void* w, void* y, float* rstd, int64_t rows,
+                               int64_t cols, cudaStream_t stream) {
+  return dispatch_forward(dtype, x, w, y, rstd, rows, cols, stream, [](const auto& c) { return run_vec(c); });
+}
+
+cudaError_t launch_rmsnorm_vec_backward(lab::DType dtype, const void* dy, const void* x, const void* w,
+                                        const float* rstd, void* dx, void* dw, float* workspace,
+                                        int64_t* workspace_floats, int64_t rows, int64_t cols, cudaStream_t stream) {
+  return dispatch_backward(dtype, dy, x, w, rstd, dx, dw, workspace, workspace_floats, rows, cols, stream,
+                           [](const auto& c) { return run_vec_backward(c); });
+}
+
+cudaError_t launch_rmsnorm_block(lab::DType dtype, const void* x, const void* w, void* y, float* rstd, int64_t rows,
+                                 int64_t cols, cudaStream_t stream) {
+  return dispatch_forward(dtype, x, w, y, rstd, rows, cols, stream, [](const auto& c) { return run_block(c); });
+}
+
+cudaError_t launch_rmsnorm_block_backward(lab::DType dtype, const void* dy, const void* x, const void* w,
+                                          const float* rstd, void* dx, void* dw, float* workspace,
+                                          int64_t* workspace_floats, int64_t rows, int64_t cols, cudaStream_t stream) {
+  return dispatch_backward(dtype, dy, x, w, rstd, dx, dw, workspace, workspace_floats, rows, cols, stream,
+                           [](const auto& c) { return run_block_backward(c); });
 }
 
 #else  // host half: the torch binding
@@ -108,56 +488,125 @@ static lab::DType check_rmsnorm(const at::Tensor& x, const at::Tensor& w) {
             "); this kernel takes a 2-D (M, N) tensor and normalizes each row");
   LAB_CHECK(w.dim() == 1 && w.size(0) == x.size(1), "rmsnorm: weight must have N = ", x.size(1),
             " elements, one per column of x; got sizes ", w.sizes());
-  LAB_CHECK_TYPE(w.scalar_type() == x.scalar_type(), "rmsnorm: x is ", x.scalar_type(), " but weight is ",
-                 w.scalar_type(), "; pass them in one dtype");
+  LAB_CHECK_TYPE(w.scalar_type() == x.scalar_type(), "rmsnorm: x has dtype ", x.scalar_type(),
+                 " but weight has dtype ", w.scalar_type(), "; pass them in one dtype");
   LAB_CHECK(w.device() == x.device(), "rmsnorm: x is on ", x.device(), " but weight is on ", w.device());
   return lab::float_dtype(x, "rmsnorm", "x");
 }
 
-std::tuple<at::Tensor, at::Tensor> rmsnorm_naive(const at::Tensor& x, const at::Tensor& w) {
+// The backward's own inputs besides x and the weight: dy like x, and the forward's rstd.
+static void check_rmsnorm_backward(const at::Tensor& dy, const at::Tensor& x, const at::Tensor& rstd) {
+  lab::check_cuda_input(dy, "rmsnorm", "dy");
+  LAB_CHECK(dy.sizes() == x.sizes(), "rmsnorm: dy has sizes ", dy.sizes(), " but x has ", x.sizes(),
+            "; the output's gradient has the output's shape");
+  LAB_CHECK_TYPE(dy.scalar_type() == x.scalar_type(), "rmsnorm: dy has dtype ", dy.scalar_type(), " but x has ",
+                 x.scalar_type(), "; pass them in one dtype");
+  LAB_CHECK(dy.device() == x.device(), "rmsnorm: x is on ", x.device(), " but dy is on ", dy.device());
+  lab::check_cuda_input(rstd, "rmsnorm", "rstd");
+  LAB_CHECK_TYPE(rstd.scalar_type() == at::kFloat, "rmsnorm: rstd has dtype ", rstd.scalar_type(),
+                 "; pass the forward's, float32");
+  LAB_CHECK(rstd.dim() == 1 && rstd.size(0) == x.size(0), "rmsnorm: rstd must be the forward's, one per row (",
+            x.size(0), "); got sizes ", rstd.sizes());
+  LAB_CHECK(rstd.device() == x.device(), "rmsnorm: x is on ", x.device(), " but rstd is on ", rstd.device());
+}
+
+using RmsNormLaunch = cudaError_t (*)(lab::DType, const void*, const void*, void*, float*, int64_t, int64_t,
+                                      cudaStream_t);
+using RmsNormBackwardLaunch = cudaError_t (*)(lab::DType, const void*, const void*, const void*, const float*, void*,
+                                              void*, float*, int64_t*, int64_t, int64_t, cudaStream_t);
+
+static std::tuple<at::Tensor, at::Tensor> rmsnorm_forward(const at::Tensor& x, const at::Tensor& w, const char* impl,
+                                                          RmsNormLaunch launch) {
   const lab::DType dtype = check_rmsnorm(x, w);
   const int64_t rows = x.size(0), cols = x.size(1);
   at::Tensor y = at::empty_like(x);
   at::Tensor rstd = at::empty({rows}, x.options().dtype(at::kFloat));
   if (x.numel() == 0) return {y, rstd};  // a zero-block grid is a launch error
   c10::cuda::CUDAGuard guard(x.device());
-  lab::check_launch(launch_rmsnorm_naive(dtype, x.const_data_ptr(), w.const_data_ptr(), y.mutable_data_ptr(),
-                                         rstd.mutable_data_ptr<float>(), rows, cols, lab::current_stream()),
-                    "rmsnorm", "naive");
+  lab::check_launch(launch(dtype, x.const_data_ptr(), w.const_data_ptr(), y.mutable_data_ptr(),
+                           rstd.mutable_data_ptr<float>(), rows, cols, lab::current_stream()),
+                    "rmsnorm", impl);
   return {y, rstd};
+}
+
+static std::tuple<at::Tensor, at::Tensor> rmsnorm_backward(const at::Tensor& dy, const at::Tensor& x,
+                                                           const at::Tensor& w, const at::Tensor& rstd,
+                                                           const char* impl, RmsNormBackwardLaunch launch) {
+  const lab::DType dtype = check_rmsnorm(x, w);
+  check_rmsnorm_backward(dy, x, rstd);
+  const int64_t rows = x.size(0), cols = x.size(1);
+  at::Tensor dx = at::empty_like(x), dw = at::empty_like(w);
+  if (cols == 0) return {dx, dw};
+  if (rows == 0) return {dx, dw.zero_()};  // a sum over no rows
+  c10::cuda::CUDAGuard guard(x.device());
+  const auto call = [&](float* workspace, int64_t* floats) {
+    return launch(dtype, dy.const_data_ptr(), x.const_data_ptr(), w.const_data_ptr(), rstd.const_data_ptr<float>(),
+                  dx.mutable_data_ptr(), dw.mutable_data_ptr(), workspace, floats, rows, cols, lab::current_stream());
+  };
+  int64_t floats = 0;
+  lab::check_launch(call(nullptr, &floats), "rmsnorm", impl);  // the workspace's size; launches nothing
+  // Fresh on every call, on x's device and (through the caching allocator) stream; the kernels write what they read.
+  at::Tensor workspace = at::empty({floats > 0 ? floats : 1}, x.options().dtype(at::kFloat));
+  lab::check_launch(call(workspace.mutable_data_ptr<float>(), &floats), "rmsnorm", impl);
+  return {dx, dw};
+}
+
+std::tuple<at::Tensor, at::Tensor> rmsnorm_naive(const at::Tensor& x, const at::Tensor& w) {
+  return rmsnorm_forward(x, w, "naive", launch_rmsnorm_naive);
 }
 
 std::tuple<at::Tensor, at::Tensor> rmsnorm_naive_backward(const at::Tensor& dy, const at::Tensor& x,
                                                           const at::Tensor& w, const at::Tensor& rstd) {
-  const lab::DType dtype = check_rmsnorm(x, w);
-  lab::check_cuda_input(dy, "rmsnorm", "dy");
-  LAB_CHECK(dy.sizes() == x.sizes() && dy.scalar_type() == x.scalar_type(), "rmsnorm: dy must match x (sizes ",
-            x.sizes(), ", ", x.scalar_type(), "); got sizes ", dy.sizes(), ", ", dy.scalar_type());
-  lab::check_cuda_input(rstd, "rmsnorm", "rstd");
-  LAB_CHECK(rstd.scalar_type() == at::kFloat && rstd.numel() == x.size(0), "rmsnorm: rstd must be the forward's: "
-            "float32, one per row (", x.size(0), "); got ", rstd.scalar_type(), " sizes ", rstd.sizes());
-  const int64_t rows = x.size(0), cols = x.size(1);
-  at::Tensor dx = at::empty_like(x), dw = at::empty_like(w);
-  if (cols == 0) return {dx, dw};
-  if (rows == 0) return {dx, dw.zero_()};
-  c10::cuda::CUDAGuard guard(x.device());
-  at::Tensor workspace = at::empty({cols}, x.options().dtype(at::kFloat));
-  lab::check_launch(launch_rmsnorm_naive_backward(dtype, dy.const_data_ptr(), x.const_data_ptr(), w.const_data_ptr(),
-                                                  rstd.const_data_ptr<float>(), dx.mutable_data_ptr(),
-                                                  dw.mutable_data_ptr(), workspace.mutable_data_ptr<float>(), rows,
-                                                  cols, lab::current_stream()),
-                    "rmsnorm", "naive_backward");
-  return {dx, dw};
+  return rmsnorm_backward(dy, x, w, rstd, "naive_backward", launch_rmsnorm_naive_backward);
+}
+
+std::tuple<at::Tensor, at::Tensor> rmsnorm_warp(const at::Tensor& x, const at::Tensor& w) {
+  return rmsnorm_forward(x, w, "warp", launch_rmsnorm_warp);
+}
+
+std::tuple<at::Tensor, at::Tensor> rmsnorm_warp_backward(const at::Tensor& dy, const at::Tensor& x,
+                                                         const at::Tensor& w, const at::Tensor& rstd) {
+  return rmsnorm_backward(dy, x, w, rstd, "warp_backward", launch_rmsnorm_warp_backward);
+}
+
+std::tuple<at::Tensor, at::Tensor> rmsnorm_vec(const at::Tensor& x, const at::Tensor& w) {
+  return rmsnorm_forward(x, w, "vec", launch_rmsnorm_vec);
+}
+
+std::tuple<at::Tensor, at::Tensor> rmsnorm_vec_backward(const at::Tensor& dy, const at::Tensor& x,
+                                                        const at::Tensor& w, const at::Tensor& rstd) {
+  return rmsnorm_backward(dy, x, w, rstd, "vec_backward", launch_rmsnorm_vec_backward);
+}
+
+std::tuple<at::Tensor, at::Tensor> rmsnorm_block(const at::Tensor& x, const at::Tensor& w) {
+  return rmsnorm_forward(x, w, "block", launch_rmsnorm_block);
+}
+
+std::tuple<at::Tensor, at::Tensor> rmsnorm_block_backward(const at::Tensor& dy, const at::Tensor& x,
+                                                          const at::Tensor& w, const at::Tensor& rstd) {
+  return rmsnorm_backward(dy, x, w, rstd, "block_backward", launch_rmsnorm_block_backward);
 }
 
 TORCH_LIBRARY(lab_rmsnorm, m) {
   m.def("naive(Tensor x, Tensor weight) -> (Tensor, Tensor)");
   m.def("naive_backward(Tensor dy, Tensor x, Tensor weight, Tensor rstd) -> (Tensor, Tensor)");
+  m.def("warp(Tensor x, Tensor weight) -> (Tensor, Tensor)");
+  m.def("warp_backward(Tensor dy, Tensor x, Tensor weight, Tensor rstd) -> (Tensor, Tensor)");
+  m.def("vec(Tensor x, Tensor weight) -> (Tensor, Tensor)");
+  m.def("vec_backward(Tensor dy, Tensor x, Tensor weight, Tensor rstd) -> (Tensor, Tensor)");
+  m.def("block(Tensor x, Tensor weight) -> (Tensor, Tensor)");
+  m.def("block_backward(Tensor dy, Tensor x, Tensor weight, Tensor rstd) -> (Tensor, Tensor)");
 }
 
 TORCH_LIBRARY_IMPL(lab_rmsnorm, CUDA, m) {
   m.impl("naive", &rmsnorm_naive);
   m.impl("naive_backward", &rmsnorm_naive_backward);
+  m.impl("warp", &rmsnorm_warp);
+  m.impl("warp_backward", &rmsnorm_warp_backward);
+  m.impl("vec", &rmsnorm_vec);
+  m.impl("vec_backward", &rmsnorm_vec_backward);
+  m.impl("block", &rmsnorm_block);
+  m.impl("block_backward", &rmsnorm_block_backward);
 }
 
 #endif
