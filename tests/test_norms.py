@@ -101,6 +101,25 @@ def test_a_wrong_norm_is_caught(wrong, op_name, forward, backward, dtype):
     assert _failures(op_name, forward, backward, (dtype,)), f"not caught: {wrong}"
 
 
+def test_the_weight_gradient_bound_takes_a_sum_along_the_rows_and_refuses_one_row_less():
+    """dweight summed one row at a time in fp32 (the order of atomics, or of one thread walking the rows) at the
+    benchmarks' M ends a few 2^-24·M from the exact sum: inside the bound. Leaving out one row is not."""
+    op = discover.load_op("layernorm-backward")
+    m, n = 4096, 2048
+    generator = torch.Generator().manual_seed(0)
+    terms = torch.randn((m, n), generator=generator) * torch.randn((m, n), generator=generator)  # dy·x̂
+    exact = terms.double().sum(0)
+    along_rows = torch.zeros(n)
+    for row in terms:
+        along_rows += row
+    _, dweight, dbias = op.tolerances(torch.float32, (m, n), "random")
+    for bound in (dweight, dbias):
+        allowed = bound.atol + bound.rtol * exact.abs()
+        assert bool(((along_rows.double() - exact).abs() <= allowed).all())
+        one_row_less = along_rows.double() - terms[-1].double()
+        assert bool(((one_row_less - exact).abs() > allowed).sum() > n // 2)
+
+
 def test_the_backward_reference_is_autograd_of_the_float64_forward():
     op = discover.load_op("layernorm-backward")
     x, w, b, dy = op.make_inputs((6, 10), torch.float32, CPU, torch.Generator().manual_seed(3))
