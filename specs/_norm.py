@@ -67,16 +67,22 @@ def grad_output(inputs, generator):
 
 
 def large_offset(shape, dtype, device, generator):
-    """Rows of ±1000 + N(0, σ), a sign per row: E[x^2] - E[x]^2 loses the variance to cancellation in fp32 (1e6
+    """Rows of ±1000 + σ·z, a sign per row: E[x^2] - E[x]^2 loses the variance to cancellation in fp32 (1e6
     against σ²), so a kernel that takes the variance that way fails; a two-pass or Welford variance is right.
     σ keeps every row's spread above its dtype's spacing at 1000 (fp16 0.5, bf16 4): σ = 1, bf16 8, so rstd is at
     most about 1 and the rounding of the mean (offset_error) is not magnified; with σ = 1 a bf16 row could round
-    to a few distinct values and a variance near 0. The sign makes RMSNorm's one-column rows differ."""
+    to a few distinct values and a variance near 0. Each row's z is standardized (mean 0, spread exactly 1): a
+    short row of plain normal draws can by chance hold values close together (three within 0.05 of each other),
+    whose rstd in the hundreds would magnify the mean's rounding past any bound that a right kernel meets on
+    every other row. The sign makes RMSNorm's one-column rows differ."""
     m, n = shape
     spread = 8.0 if dtype == torch.bfloat16 else 1.0
     sign = torch.randint(0, 2, (m, 1), generator=generator, device=device).float() * 2 - 1
-    x = torch.randn(shape, device=device, generator=generator, dtype=torch.float32) * spread + OFFSET
-    return (x * sign).to(dtype)
+    z = torch.randn(shape, device=device, generator=generator, dtype=torch.float32)
+    if n > 1:  # a row of one value has no spread to set: x - mean is 0 whatever it holds
+        z = z - z.mean(dim=1, keepdim=True)
+        z = z / z.pow(2).mean(dim=1, keepdim=True).sqrt()
+    return ((z * spread + OFFSET) * sign).to(dtype)
 
 
 def large_magnitudes(shape, dtype, device, generator):
@@ -164,6 +170,12 @@ def grad_tolerances(dtype, shape, inputs, grads: int):
     dweight = summed + 4 * math.sqrt(m) * offset_error(inputs)
     return (Tolerance(atol=dx, rtol=2.0**-20, ulps=ulps), Tolerance(atol=dweight, rtol=2.0**-20, ulps=ulps),
             *[Tolerance(atol=summed, rtol=2.0**-20, ulps=ulps)] * (grads - 2))
+
+
+def wider_than_one_block(shape) -> bool:
+    """The shapes the Liger-Kernel peer rows (peer:liger) refuse: Liger keeps a row in one Triton block of at most
+    65536 elements (liger_kernel.ops.utils.calculate_settings raises past it)."""
+    return shape[1] > 65536
 
 
 def flops_per_element(shape, per_element: int) -> int:
