@@ -105,14 +105,28 @@ def test_one_element_cases_always_have_something_to_judge():
 
 
 # ---- torch's own op and the exact answer pass everything --------------------------------------------------------
+def cpu_bf16_matmul_flushes_subnormals(shape) -> bool:
+    """Whether torch's CPU bf16 matmul at this (M, N, K) reads subnormal operands as zero. Some CPU paths do (oneDNN
+    on an AMD EPYC with AVX-512 BF16, at (17, 33, 9) but not at 4x4x4): there torch:eager is no answer to judge
+    the subnormal inputs against, while the GPU's matmul and the rounded reference still are."""
+    m, n, k = shape
+    a = torch.full((m, k), 2.0**100, dtype=torch.bfloat16)
+    b = torch.full((k, n), 2.0**-130, dtype=torch.bfloat16)  # subnormal in bf16; each product 2^-30
+    return float((a @ b)[0, 0]) == 0.0
+
+
 @pytest.mark.parametrize("name,setname,dtype", CASES, ids=IDS)
 def test_torch_eager_and_the_rounded_reference_pass(name, setname, dtype):
     op = OPS[name]
     for shape in SHAPES[name]:
         for seed in range(2):
             ins = inputs(op, setname, shape, dtype, seed)
-            for who, out in (("torch:eager", op.torch_eager(*[t.clone() for t in ins])),
-                             ("rounded reference", rounded_reference(op, ins))):
+            flushed = (name == "matmul" and setname == "subnormals" and dtype == torch.bfloat16
+                       and cpu_bf16_matmul_flushes_subnormals(shape))
+            candidates = [("rounded reference", rounded_reference(op, ins))]
+            if not flushed:
+                candidates.insert(0, ("torch:eager", op.torch_eager(*[t.clone() for t in ins])))
+            for who, out in candidates:
                 ok, message, degenerate = judge(op, out, ins, shape)
                 assert ok and not degenerate, f"{who} {shape} seed {seed}: {message} {degenerate}"
 
