@@ -3,15 +3,23 @@ cuda_src/layernorm.cu.
 
 Steps (each one a row, triton:<name>; measured figures: results/<gpu>/layernorm.md, -backward.md, -fwd-bwd.md):
   v1 basic    one row per program, the row in tiles of up to 4096 elements read three times (mean, variance,
-              output); backward: dx per row, dweight and dbias as a row of partial sums per program, summed by a
-              second kernel
+              output); backward: dx per row, dweight and dbias as a row of partial sums per program, added to in
+              memory for every row the program takes, summed by a second kernel
+  v2 fused    + rows of up to 64K elements forward, 32K backward: the row held whole in registers and read once,
+              several short rows per program; backward: each program takes a contiguous run of rows and keeps
+              its dweight and dbias sums in registers, writing its partial row once
+  v3 prefetch + backward rows of up to 16K: the next row's loads issued before this row is reduced, so loads stay
+              in flight while a program reduces (the forward is v2's)
+
+As in cuda_src/layernorm.cu, each step takes the rows it adds a path for and hands every other shape to the step
+before, so each row runs every shape (rows longer than v2 holds go to v1, whose tiles take any N).
 
 The forward saves mean and rstd (2·M floats) for the backward, which then reads x once more instead of recomputing
-the statistics. The backward's weight and bias gradients are sums over all M rows: each program owns a fixed set
-of rows (r, r + G, r + 2G, ...) and adds their dy·x̂ and dy into its own row of a (G, N) fp32 buffer, which no
-other program touches, so no atomics or locks are needed; a second kernel sums the G rows per column. The buffer
-is written in full by every call (each program's first row stores, later rows add), so nothing carries over
-between calls.
+the statistics. The backward's weight and bias gradients are sums over all M rows: each program owns a set of rows
+and adds their dy·x̂ and dy into its own row of a (G, N) fp32 buffer, which no other program touches, so no atomics
+or locks are needed; a second kernel sums the G rows per column. The buffer is written in full by every call, so
+nothing carries over between calls. (Triton tutorial 05 shares fewer partial rows between programs under a lock;
+owning them costs more memory and no waiting.)
 """
 import torch
 import triton
@@ -21,7 +29,11 @@ from compare.spec import backward, variant
 from compare.validate import InputError, check_inputs
 
 EPS = 1e-5  # the spec's (specs/layernorm.py)
-TILE = 4096  # elements of a row a program holds at once: any N works, in tiles
+
+
+# ---- basic: the row in tiles, any length. ------------------------------------------------------------------------
+# Tiles of up to TILE elements: the row is read once per statistic and once more to write, but any N works.
+TILE = 4096
 
 
 def _tile(n: int) -> int:
@@ -97,15 +109,29 @@ def layernorm_backward_kernel(dy_ptr, x_ptr, w_ptr, mean_ptr, rstd_ptr, dx_ptr, 
             tl.store(db_part_ptr + g * n + cols, db_old + dy, mask=mask)
 
 
+# The second stage of every backward here: out[c] = Σ_r part[r, c] over the G partial rows. Each program takes
+# SUM_COLS columns and walks the rows SUM_ROWS at a time as one [SUM_ROWS, SUM_COLS] tile (8 KB of loads in flight
+# per step), so that N / SUM_COLS programs share the work: a program per 256 columns walking one row at a time left
+# N = 1024 to four programs, each waiting on hundreds of loads in a row.
+SUM_ROWS, SUM_COLS = 64, 32
+
+
 @triton.jit
-def sum_partials_kernel(part_ptr, out_ptr, rows, n, BLOCK: tl.constexpr):
-    """out[c] = Σ_r part[r, c]: each program sums a block of columns over the G partial rows."""
+def sum_partials_kernel(part_ptr, out_ptr, rows, n, ROWS: tl.constexpr, BLOCK: tl.constexpr):
     cols = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-    mask = cols < n
-    acc = tl.zeros([BLOCK], dtype=tl.float32)
-    for r in range(0, rows):
-        acc += tl.load(part_ptr + r * n + cols, mask=mask, other=0.0)
-    tl.store(out_ptr + cols, acc.to(out_ptr.dtype.element_ty), mask=mask)
+    col_ok = (cols < n)[None, :]
+    acc = tl.zeros([ROWS, BLOCK], dtype=tl.float32)
+    for start in range(0, rows, ROWS):
+        r = start + tl.arange(0, ROWS)
+        acc += tl.load(part_ptr + r[:, None].to(tl.int64) * n + cols[None, :], mask=(r < rows)[:, None] & col_ok,
+                       other=0.0)
+    tl.store(out_ptr + cols, tl.sum(acc, axis=0).to(out_ptr.dtype.element_ty), mask=cols < n)
+
+
+def sum_partials(part: torch.Tensor, out: torch.Tensor) -> None:
+    """out (N elements, any float dtype) = the column sums of part, a (G, N) fp32 buffer."""
+    rows, n = part.shape
+    sum_partials_kernel[(triton.cdiv(n, SUM_COLS),)](part, out, rows, n, ROWS=SUM_ROWS, BLOCK=SUM_COLS)
 
 
 def _check(x, weight, *others, grad=None):
@@ -123,23 +149,19 @@ def _check(x, weight, *others, grad=None):
         raise InputError(f"layernorm: dy has shape {tuple(grad.shape)}, x {tuple(x.shape)}; they must match")
 
 
-def _programs(m: int, device: torch.device) -> int:
-    """How many programs share the backward's rows (and so how many partial rows there are): enough to fill the
-    GPU a few times over; the interpreter runs programs one at a time, so a handful there."""
-    if device.type != "cuda":
-        return min(m, 4)
-    return min(m, 4 * torch.cuda.get_device_properties(device).multi_processor_count)
+def sm_count(device: torch.device) -> int:
+    """Multiprocessors to fill; the interpreter runs programs one at a time, and counting one keeps it quick."""
+    return torch.cuda.get_device_properties(device).multi_processor_count if device.type == "cuda" else 1
 
 
-def partial_sums(m: int, n: int, device: torch.device, count: int) -> tuple:
-    """The backward's programs and `count` (G, N) fp32 buffers of partial sums, one row per program."""
-    programs = _programs(m, device)
-    return (programs, *[torch.empty((programs, n), device=device, dtype=torch.float32) for _ in range(count)])
+def partial_sums(programs: int, n: int, device: torch.device, count: int) -> tuple:
+    """`count` (programs, N) fp32 buffers of partial sums, one row per program of a backward."""
+    return tuple(torch.empty((programs, n), device=device, dtype=torch.float32) for _ in range(count))
 
 
-@variant("basic")
-def basic(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor):
-    _check(x, weight, ("bias", bias))
+# Each step's launchers take inputs already checked: the row checks them once, not again for every step they are
+# handed down through.
+def _basic(x, weight, bias):
     m, n = x.shape
     y = torch.empty_like(x)
     mean = torch.empty(m, device=x.device, dtype=torch.float32)
@@ -149,16 +171,210 @@ def basic(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor):
     return y, mean, rstd
 
 
-@backward("basic")
-def basic_backward(dy, x, weight, bias, mean, rstd):
-    _check(x, weight, ("bias", bias), grad=dy)
+def _basic_backward(dy, x, weight, bias, mean, rstd):
     m, n = x.shape
     dx = torch.empty_like(x)
     dweight, dbias = torch.empty_like(weight), torch.empty_like(bias)
     if not (m and n):
         return dx, dweight.zero_(), dbias.zero_()
-    programs, dw_part, db_part = partial_sums(m, n, x.device, 2)
+    # Enough programs to fill the GPU a few times over, each adding its rows into its own partial row.
+    programs = min(m, 4 * sm_count(x.device))
+    dw_part, db_part = partial_sums(programs, n, x.device, 2)
     layernorm_backward_kernel[(programs,)](dy, x, weight, mean, rstd, dx, dw_part, db_part, m, n, BLOCK=_tile(n))
-    for part, out in ((dw_part, dweight), (db_part, dbias)):
-        sum_partials_kernel[(triton.cdiv(n, 256),)](part, out, programs, n, BLOCK=256)
+    sum_partials(dw_part, dweight)
+    sum_partials(db_part, dbias)
     return dx, dweight, dbias
+
+
+@variant("basic")
+def basic(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor):
+    _check(x, weight, ("bias", bias))
+    return _basic(x, weight, bias)
+
+
+@backward("basic")
+def basic_backward(dy, x, weight, bias, mean, rstd):
+    _check(x, weight, ("bias", bias), grad=dy)
+    return _basic_backward(dy, x, weight, bias, mean, rstd)
+
+
+# ---- fused: the row held whole in registers, read once. ------------------------------------------------------------
+# A row of up to MAX_FUSED_COLS elements is loaded once, widened to fp32, and kept in registers while its mean, then
+# its variance (two sums over values already held: the two-pass variance costs no second read), then its output are
+# computed. Short rows go several to a program as one [ROWS, BLOCK] tile reduced along axis 1, so a program moves at
+# least FUSED_TILE_BYTES of x (a row of 1024 fp32 elements alone is 4 KB: too little in flight per program).
+# Warps per program are autotuned per (M, N, dtype), among those giving each thread 4 to 64 values of the tile
+# (fewer leaves lanes idle; more spills registers).
+MAX_FUSED_COLS = 65536
+FUSED_TILE_BYTES = 16384
+
+
+def warps_worth_trying(configs, named_args, **kwargs):
+    """The autotuner's prune: warp counts giving each thread 4 to VALUES values of the [ROWS, BLOCK] tile."""
+    tile = kwargs.get("ROWS", 1) * kwargs["BLOCK"]
+    kept = [c for c in configs if 4 <= tile // (32 * c.num_warps) <= kwargs["VALUES"]]
+    return kept or configs[-1:]
+
+
+WARP_CONFIGS = [triton.Config({}, num_warps=w) for w in (4, 8, 16, 32)]
+
+
+@triton.autotune(configs=WARP_CONFIGS, key=["m", "n"], prune_configs_by={"early_config_prune": warps_worth_trying})
+@triton.jit
+def layernorm_fused_kernel(x_ptr, w_ptr, b_ptr, y_ptr, mean_ptr, rstd_ptr, m, n, eps, ROWS: tl.constexpr,
+                           BLOCK: tl.constexpr, VALUES: tl.constexpr):
+    rows = tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS)
+    cols = tl.arange(0, BLOCK)
+    col_ok = (cols < n)[None, :]
+    row_ok = rows < m
+    offsets = rows[:, None] * n + cols[None, :]
+    mask = row_ok[:, None] & col_ok
+    x = tl.load(x_ptr + offsets, mask=mask, other=0.0).to(tl.float32)  # rows past M: zeros, never stored
+    mean = tl.sum(x, axis=1) / n
+    d = tl.where(col_ok, x - mean[:, None], 0.0)
+    rstd = 1.0 / tl.sqrt(tl.sum(d * d, axis=1) / n + eps)
+    w = tl.load(w_ptr + cols, mask=cols < n, other=0.0).to(tl.float32)
+    b = tl.load(b_ptr + cols, mask=cols < n, other=0.0).to(tl.float32)
+    y = d * rstd[:, None] * w[None, :] + b[None, :]
+    tl.store(y_ptr + offsets, y.to(y_ptr.dtype.element_ty), mask=mask)
+    tl.store(mean_ptr + rows, mean, mask=row_ok)
+    tl.store(rstd_ptr + rows, rstd, mask=row_ok)
+
+
+def fused_tile(x: torch.Tensor) -> tuple[int, int]:
+    """(ROWS, BLOCK) of a fused forward's program: BLOCK the row rounded up to a power of two, ROWS enough rows for
+    FUSED_TILE_BYTES."""
+    block = triton.next_power_of_2(x.shape[1])
+    return max(1, FUSED_TILE_BYTES // (block * x.element_size())), block
+
+
+def _fused(x, weight, bias):
+    m, n = x.shape
+    if n > MAX_FUSED_COLS or not (m and n):
+        return _basic(x, weight, bias)
+    y = torch.empty_like(x)
+    mean = torch.empty(m, device=x.device, dtype=torch.float32)
+    rstd = torch.empty(m, device=x.device, dtype=torch.float32)
+    rows, block = fused_tile(x)
+    layernorm_fused_kernel[(triton.cdiv(m, rows),)](x, weight, bias, y, mean, rstd, m, n, EPS, ROWS=rows,
+                                                    BLOCK=block, VALUES=64)
+    return y, mean, rstd
+
+
+# The fused backward: program g takes the contiguous rows g·R .. (g+1)·R - 1 (R = ceil(M / G)) and keeps each whole
+# in registers (x, dy and the weight, read once), so both sums for dx come from values held; its dweight and dbias
+# sums stay in registers across its rows too, and the program writes its partial row once, at the end, where v1
+# read and wrote it back for every row. That holds five N-element fp32 vectors per program (x, dy, w and the two
+# sums): rows of up to MAX_FUSED_BACKWARD_COLS, 32 values per thread of each at 32 warps.
+# G = FUSED_PROGRAMS_PER_SM programs per multiprocessor: the partial rows are G·N fp32 written and read again,
+# against 3·M·N elements of x, dy and dx, so fewer programs move fewer bytes; two per multiprocessor lets one
+# program's loads overlap the other's reductions.
+MAX_FUSED_BACKWARD_COLS = 32768
+FUSED_PROGRAMS_PER_SM = 2
+
+
+@triton.autotune(configs=WARP_CONFIGS, key=["m", "n"], prune_configs_by={"early_config_prune": warps_worth_trying})
+@triton.jit
+def layernorm_fused_backward_kernel(dy_ptr, x_ptr, w_ptr, mean_ptr, rstd_ptr, dx_ptr, dw_part_ptr, db_part_ptr, m, n,
+                                    rows_per_program, BLOCK: tl.constexpr, VALUES: tl.constexpr,
+                                    PREFETCH: tl.constexpr):
+    g = tl.program_id(0).to(tl.int64)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n
+    w = tl.load(w_ptr + cols, mask=mask, other=0.0).to(tl.float32)
+    dw = tl.zeros([BLOCK], dtype=tl.float32)
+    db = tl.zeros([BLOCK], dtype=tl.float32)
+    first = g * rows_per_program
+    last = tl.minimum(first + rows_per_program, m)
+    if PREFETCH:  # v3: the first row's loads before the loop, each next row's before this row's reductions
+        x_next = tl.load(x_ptr + first * n + cols, mask=mask & (first < last), other=0.0)
+        dy_next = tl.load(dy_ptr + first * n + cols, mask=mask & (first < last), other=0.0)
+    for row in range(first, last):
+        if PREFETCH:
+            x, dy = x_next.to(tl.float32), dy_next.to(tl.float32)
+            x_next = tl.load(x_ptr + (row + 1) * n + cols, mask=mask & (row + 1 < last), other=0.0)
+            dy_next = tl.load(dy_ptr + (row + 1) * n + cols, mask=mask & (row + 1 < last), other=0.0)
+        else:
+            x = tl.load(x_ptr + row * n + cols, mask=mask, other=0.0).to(tl.float32)
+            dy = tl.load(dy_ptr + row * n + cols, mask=mask, other=0.0).to(tl.float32)
+        mean = tl.load(mean_ptr + row)
+        rstd = tl.load(rstd_ptr + row)
+        xhat = tl.where(mask, (x - mean) * rstd, 0.0)
+        wdy = w * dy
+        c_wdy = tl.sum(wdy, axis=0) / n
+        c_wdy_xhat = tl.sum(wdy * xhat, axis=0) / n
+        tl.store(dx_ptr + row * n + cols, ((wdy - c_wdy - xhat * c_wdy_xhat) * rstd).to(dx_ptr.dtype.element_ty),
+                 mask=mask)
+        dw += dy * xhat
+        db += dy
+    tl.store(dw_part_ptr + g * n + cols, dw, mask=mask)  # a program with no rows writes zeros
+    tl.store(db_part_ptr + g * n + cols, db, mask=mask)
+
+
+def fused_backward_programs(m: int, device: torch.device) -> tuple[int, int]:
+    """(G, rows per program) of a fused backward."""
+    rows_per_program = triton.cdiv(m, min(m, FUSED_PROGRAMS_PER_SM * sm_count(device)))
+    return triton.cdiv(m, rows_per_program), rows_per_program
+
+
+def _launch_fused_backward(dy, x, weight, bias, mean, rstd, prefetch: bool):
+    m, n = x.shape
+    dx = torch.empty_like(x)
+    dweight, dbias = torch.empty_like(weight), torch.empty_like(bias)
+    programs, rows_per_program = fused_backward_programs(m, x.device)
+    dw_part, db_part = partial_sums(programs, n, x.device, 2)
+    layernorm_fused_backward_kernel[(programs,)](dy, x, weight, mean, rstd, dx, dw_part, db_part, m, n,
+                                                 rows_per_program, BLOCK=triton.next_power_of_2(n),
+                                                 VALUES=PREFETCH_VALUES if prefetch else 32, PREFETCH=prefetch)
+    sum_partials(dw_part, dweight)
+    sum_partials(db_part, dbias)
+    return dx, dweight, dbias
+
+
+def _fused_backward(dy, x, weight, bias, mean, rstd):
+    m, n = x.shape
+    if n > MAX_FUSED_BACKWARD_COLS or not (m and n):
+        return _basic_backward(dy, x, weight, bias, mean, rstd)
+    return _launch_fused_backward(dy, x, weight, bias, mean, rstd, prefetch=False)
+
+
+@variant("fused")
+def fused(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor):
+    _check(x, weight, ("bias", bias))
+    return _fused(x, weight, bias)
+
+
+@backward("fused")
+def fused_backward(dy, x, weight, bias, mean, rstd):
+    _check(x, weight, ("bias", bias), grad=dy)
+    return _fused_backward(dy, x, weight, bias, mean, rstd)
+
+
+# ---- prefetch: the backward loads its next row before it reduces this one. ----------------------------------------
+# v2's backward program waits on each row's loads, then reduces the row (two block-wide sums, each a barrier), then
+# stores: while it reduces, nothing of its own is in flight, and with two programs per multiprocessor that leaves
+# HBM idle much of the time. v3 issues the next row's loads of x and dy (kept in the input dtype until used) before
+# this row's reductions, so they travel while this row is reduced. The cost is those two vectors' registers: rows
+# of up to MAX_PREFETCH_COLS (16 values of each vector per thread at 32 warps); longer rows go to v2. The forward
+# is v2's: a forward program reduces a single tile, and the programs resident beside it keep loads in flight.
+MAX_PREFETCH_COLS = 16384
+PREFETCH_VALUES = 16
+
+
+def _prefetch_backward(dy, x, weight, bias, mean, rstd):
+    m, n = x.shape
+    if n > MAX_PREFETCH_COLS or not (m and n):
+        return _fused_backward(dy, x, weight, bias, mean, rstd)
+    return _launch_fused_backward(dy, x, weight, bias, mean, rstd, prefetch=True)
+
+
+@variant("prefetch")
+def prefetch(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor):
+    _check(x, weight, ("bias", bias))
+    return _fused(x, weight, bias)
+
+
+@backward("prefetch")
+def prefetch_backward(dy, x, weight, bias, mean, rstd):
+    _check(x, weight, ("bias", bias), grad=dy)
+    return _prefetch_backward(dy, x, weight, bias, mean, rstd)

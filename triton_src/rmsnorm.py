@@ -4,11 +4,17 @@ cuda_src/rmsnorm.cu.
 Steps (each one a row, triton:<name>; measured figures: results/<gpu>/rmsnorm.md, -backward.md, -fwd-bwd.md):
   v1 basic    one row per program, the row in tiles of up to 4096 elements read twice (Σx², output); backward:
               dx per row, dweight as a row of partial sums per program, summed by a second kernel
+  v2 fused    + rows of up to 64K elements forward, 32K backward: the row held whole in registers and read once,
+              several short rows per program; backward: each program takes a contiguous run of rows and keeps
+              its dweight sums in registers, writing its partial row once
+  v3 prefetch + backward rows of up to 16K: the next row's loads issued before this row is reduced, so loads stay
+              in flight while a program reduces (the forward is v2's)
 
-triton_src/layernorm.py without the mean and the bias: one statistic per row, so the forward reads the row twice,
-not three times, and the backward reduces one gradient across rows, not two. The cross-row reduction is
-layernorm.py's (a (G, N) buffer of partial sums, one row per program, then a kernel summing columns): imported
-from there, not repeated.
+triton_src/layernorm.py without the mean and the bias: one statistic per row, so v1's forward reads the row twice,
+not three times, and the backward reduces one gradient across rows, not two. What the two files share is
+layernorm.py's, imported from there, not repeated: the tile loader, the cross-row reduction (a (G, N) buffer of
+partial sums, one row per program, then a kernel summing columns), the fused steps' tile shapes, program counts and
+warp choices (the comments there say why each is what it is).
 """
 import torch
 import triton
@@ -16,9 +22,14 @@ import triton.language as tl
 
 from compare.spec import backward, variant
 from compare.validate import InputError, check_inputs
-from triton_src.layernorm import load_tile, partial_sums, sum_partials_kernel
+from triton_src.layernorm import (MAX_FUSED_BACKWARD_COLS, MAX_FUSED_COLS, MAX_PREFETCH_COLS, PREFETCH_VALUES,
+                                  WARP_CONFIGS, fused_backward_programs, fused_tile, load_tile, partial_sums,
+                                  sm_count, sum_partials, warps_worth_trying)
 
 EPS = 1e-6  # the spec's (specs/rmsnorm.py)
+
+
+# ---- basic: the row in tiles, any length. ------------------------------------------------------------------------
 TILE = 4096  # elements of a row a program holds at once: any N works, in tiles
 
 
@@ -73,9 +84,8 @@ def _check(x, weight, grad=None):
         raise InputError(f"rmsnorm: dy has shape {tuple(grad.shape)}, x {tuple(x.shape)}; they must match")
 
 
-@variant("basic")
-def basic(x: torch.Tensor, weight: torch.Tensor):
-    _check(x, weight)
+# Each step's launchers take inputs already checked (layernorm.py says why).
+def _basic(x, weight):
     m, n = x.shape
     y = torch.empty_like(x)
     rstd = torch.empty(m, device=x.device, dtype=torch.float32)
@@ -84,15 +94,136 @@ def basic(x: torch.Tensor, weight: torch.Tensor):
     return y, rstd
 
 
-@backward("basic")
-def basic_backward(dy, x, weight, rstd):
-    _check(x, weight, grad=dy)
+def _basic_backward(dy, x, weight, rstd):
     m, n = x.shape
     dx, dweight = torch.empty_like(x), torch.empty_like(weight)
     if not (m and n):
         return dx, dweight.zero_()
-    programs, dw_part = partial_sums(m, n, x.device, 1)
+    programs = min(m, 4 * sm_count(x.device))
+    (dw_part,) = partial_sums(programs, n, x.device, 1)
     rmsnorm_backward_kernel[(programs,)](dy, x, weight, rstd, dx, dw_part, m, n,
                                          BLOCK=min(TILE, triton.next_power_of_2(n)))
-    sum_partials_kernel[(triton.cdiv(n, 256),)](dw_part, dweight, programs, n, BLOCK=256)
+    sum_partials(dw_part, dweight)
     return dx, dweight
+
+
+@variant("basic")
+def basic(x: torch.Tensor, weight: torch.Tensor):
+    _check(x, weight)
+    return _basic(x, weight)
+
+
+@backward("basic")
+def basic_backward(dy, x, weight, rstd):
+    _check(x, weight, grad=dy)
+    return _basic_backward(dy, x, weight, rstd)
+
+
+# ---- fused: the row held whole in registers, read once (layernorm.py's v2, one statistic fewer). -----------------
+@triton.autotune(configs=WARP_CONFIGS, key=["m", "n"], prune_configs_by={"early_config_prune": warps_worth_trying})
+@triton.jit
+def rmsnorm_fused_kernel(x_ptr, w_ptr, y_ptr, rstd_ptr, m, n, eps, ROWS: tl.constexpr, BLOCK: tl.constexpr,
+                         VALUES: tl.constexpr):
+    rows = tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS)
+    cols = tl.arange(0, BLOCK)
+    row_ok = rows < m
+    offsets = rows[:, None] * n + cols[None, :]
+    mask = row_ok[:, None] & (cols < n)[None, :]
+    x = tl.load(x_ptr + offsets, mask=mask, other=0.0).to(tl.float32)  # rows past M: zeros, never stored
+    rstd = 1.0 / tl.sqrt(tl.sum(x * x, axis=1) / n + eps)
+    w = tl.load(w_ptr + cols, mask=cols < n, other=0.0).to(tl.float32)
+    tl.store(y_ptr + offsets, (x * rstd[:, None] * w[None, :]).to(y_ptr.dtype.element_ty), mask=mask)
+    tl.store(rstd_ptr + rows, rstd, mask=row_ok)
+
+
+def _fused(x, weight):
+    m, n = x.shape
+    if n > MAX_FUSED_COLS or not (m and n):
+        return _basic(x, weight)
+    y = torch.empty_like(x)
+    rstd = torch.empty(m, device=x.device, dtype=torch.float32)
+    rows, block = fused_tile(x)
+    rmsnorm_fused_kernel[(triton.cdiv(m, rows),)](x, weight, y, rstd, m, n, EPS, ROWS=rows, BLOCK=block, VALUES=64)
+    return y, rstd
+
+
+@triton.autotune(configs=WARP_CONFIGS, key=["m", "n"], prune_configs_by={"early_config_prune": warps_worth_trying})
+@triton.jit
+def rmsnorm_fused_backward_kernel(dy_ptr, x_ptr, w_ptr, rstd_ptr, dx_ptr, dw_part_ptr, m, n, rows_per_program,
+                                  BLOCK: tl.constexpr, VALUES: tl.constexpr, PREFETCH: tl.constexpr):
+    g = tl.program_id(0).to(tl.int64)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n
+    w = tl.load(w_ptr + cols, mask=mask, other=0.0).to(tl.float32)
+    dw = tl.zeros([BLOCK], dtype=tl.float32)
+    first = g * rows_per_program
+    last = tl.minimum(first + rows_per_program, m)
+    if PREFETCH:  # v3: the first row's loads before the loop, each next row's before this row's reduction
+        x_next = tl.load(x_ptr + first * n + cols, mask=mask & (first < last), other=0.0)
+        dy_next = tl.load(dy_ptr + first * n + cols, mask=mask & (first < last), other=0.0)
+    for row in range(first, last):
+        if PREFETCH:
+            x, dy = x_next.to(tl.float32), dy_next.to(tl.float32)
+            x_next = tl.load(x_ptr + (row + 1) * n + cols, mask=mask & (row + 1 < last), other=0.0)
+            dy_next = tl.load(dy_ptr + (row + 1) * n + cols, mask=mask & (row + 1 < last), other=0.0)
+        else:
+            x = tl.load(x_ptr + row * n + cols, mask=mask, other=0.0).to(tl.float32)
+            dy = tl.load(dy_ptr + row * n + cols, mask=mask, other=0.0).to(tl.float32)
+        rstd = tl.load(rstd_ptr + row)
+        xhat = x * rstd
+        wdy = w * dy
+        c = tl.sum(wdy * xhat, axis=0) / n
+        tl.store(dx_ptr + row * n + cols, ((wdy - xhat * c) * rstd).to(dx_ptr.dtype.element_ty), mask=mask)
+        dw += dy * xhat
+    tl.store(dw_part_ptr + g * n + cols, dw, mask=mask)  # a program with no rows writes zeros
+
+
+def _launch_fused_backward(dy, x, weight, rstd, prefetch: bool):
+    m, n = x.shape
+    dx, dweight = torch.empty_like(x), torch.empty_like(weight)
+    programs, rows_per_program = fused_backward_programs(m, x.device)
+    (dw_part,) = partial_sums(programs, n, x.device, 1)
+    rmsnorm_fused_backward_kernel[(programs,)](dy, x, weight, rstd, dx, dw_part, m, n, rows_per_program,
+                                               BLOCK=triton.next_power_of_2(n),
+                                               VALUES=PREFETCH_VALUES if prefetch else 32, PREFETCH=prefetch)
+    sum_partials(dw_part, dweight)
+    return dx, dweight
+
+
+def _fused_backward(dy, x, weight, rstd):
+    m, n = x.shape
+    if n > MAX_FUSED_BACKWARD_COLS or not (m and n):
+        return _basic_backward(dy, x, weight, rstd)
+    return _launch_fused_backward(dy, x, weight, rstd, prefetch=False)
+
+
+@variant("fused")
+def fused(x: torch.Tensor, weight: torch.Tensor):
+    _check(x, weight)
+    return _fused(x, weight)
+
+
+@backward("fused")
+def fused_backward(dy, x, weight, rstd):
+    _check(x, weight, grad=dy)
+    return _fused_backward(dy, x, weight, rstd)
+
+
+# ---- prefetch: the backward loads its next row before it reduces this one (layernorm.py's v3 says why). ---------
+def _prefetch_backward(dy, x, weight, rstd):
+    m, n = x.shape
+    if n > MAX_PREFETCH_COLS or not (m and n):
+        return _fused_backward(dy, x, weight, rstd)
+    return _launch_fused_backward(dy, x, weight, rstd, prefetch=True)
+
+
+@variant("prefetch")
+def prefetch(x: torch.Tensor, weight: torch.Tensor):
+    _check(x, weight)
+    return _fused(x, weight)
+
+
+@backward("prefetch")
+def prefetch_backward(dy, x, weight, rstd):
+    _check(x, weight, grad=dy)
+    return _prefetch_backward(dy, x, weight, rstd)
