@@ -16,7 +16,8 @@ from pathlib import Path
 from .isolate import DEFAULT_ROW_TIMEOUT_S
 
 DESCRIPTION = """\
-Compare hand-written CUDA and Triton kernels for an op, with torch eager and torch.compile beside them.
+Compare hand-written CUDA and Triton kernels for an op, with torch eager and torch.compile beside them, and the
+kernels of other projects that the op's spec names as peers (rows peer:<name>, skipped where not installed).
 
 For each implementation of the op: check it against a float64 reference (several shapes and dtypes, fresh random
 inputs, outputs poisoned with NaN), time it against the device's measured ceiling, count its lines, report its
@@ -109,9 +110,9 @@ def make_parser() -> argparse.ArgumentParser:
                         "'summary [FOLDER]' to write FOLDER/README.md (default results/; --out FILE to choose) from "
                         "the full results of every GPU")
     p.add_argument("--impls", type=parse_list, metavar="LIST",
-                   help="only these rows: backends (cuda, triton, torch), names (cuda:vec) or globs (*:tuned); each "
-                        "must match a row of each op named (with 'all': of some op, and ops it matches none of "
-                        "are skipped)")
+                   help="only these rows: backends (cuda, triton, peer, torch), names (cuda:vec) or globs "
+                        "(*:tuned); each must match a row of each op named (with 'all': of some op, and ops it "
+                        "matches none of are skipped)")
     p.add_argument("--dtypes", type=parse_dtypes, metavar="LIST", help="only these dtypes, e.g. fp32,bf16")
     p.add_argument("--sizes", type=parse_sizes, metavar="LIST", help="timing sizes instead of the op's, e.g. 1M,256M")
     p.add_argument("--quick", action="store_true", help="time two sizes only; results go to results/<gpu>/quick/")
@@ -360,6 +361,7 @@ def cpu_run_notes(args: argparse.Namespace, ops: list, rows: dict[str, tuple[lis
         (any(i.backend == "torch" and i.needs_gpu for i in impls),
          "torch.compile rows and the capture of their inductor code (they need a GPU)"),
         (any(i.backend == "cuda" for i in impls), "running the CUDA rows (they are built when nvcc is present)"),
+        (any(i.backend == "peer" and i.needs_gpu for i in impls), "the peer rows (other projects' GPU kernels)"),
     ]
     quick_folder = " (its results still go to a quick/ folder)" if args.out is None else ""
     ignored = [
@@ -384,8 +386,14 @@ def list_ops() -> int:
     for name in discover.op_names():
         try:
             op = discover.load_op(name)
-            rows.append([name, op.summary, ", ".join(i.name for i in discover.implementations(op))])
+            rows.append([name, op.summary, ", ".join(_listed(op, i) for i in discover.implementations(op))])
         except Exception as exc:  # a broken spec is listed, not fatal
             rows.append([name, f"error: {exc}", ""])
     print(tabulate(rows, headers=["op", "summary", "implementations"]))
     return 0
+
+
+def _listed(op, impl) -> str:
+    """A row's name as `list` shows it: a peer row whose package is missing says so (the run skips it)."""
+    missing = impl.backend == "peer" and op.unavailable_reason(impl.name, None)
+    return f"{impl.name} (not installed)" if missing else impl.name

@@ -1,5 +1,6 @@
 """Finding ops and their implementations. Nothing here names an op: specs/<op>.py, cuda_src/<op>.cu and
-triton_src/<op>.py are found by listing folders, and the rows by reading what those files declare."""
+triton_src/<op>.py are found by listing folders, and the rows by reading what those files declare (the peer rows,
+implementations from other projects, by reading the spec's ``peers``)."""
 from __future__ import annotations
 
 import ast
@@ -15,7 +16,7 @@ from typing import Callable
 import specs
 
 from . import env, passes
-from .spec import Op
+from .spec import PEER, Op
 
 
 class UnknownOp(LookupError):
@@ -75,9 +76,9 @@ class Impl:
     called in the worker, imports or builds it and gives the callable impl(*inputs)."""
 
     op: str
-    backend: str  # "cuda", "triton" or "torch"
+    backend: str  # "cuda", "triton", "peer" (compare.spec.Peer) or "torch"
     variant: str
-    source: Path | None  # the .cu or .py the row is written in (None for torch rows)
+    source: Path | None  # the .cu or .py the row is written in (None for peer and torch rows)
     needs_gpu: bool = True
     # CUDA rows: the TORCH_LIBRARY namespace their schemas are registered in (lab_<op> for the op's own .cu)
     library: str = ""
@@ -96,6 +97,8 @@ class Impl:
                 return forward
             return passes.row(op, forward, triton_function(self.source, self.variant, backward=True))
         op = load_op(self.op)
+        if self.backend == PEER:  # imports the other project's package: here, in the worker, only
+            return passes.row(op, op.peers[self.variant].load(), None)
         return passes.row(op, op.torch_eager if self.variant == "eager" else compiled(op, _compile_mode(self.variant)),
                           None)
 
@@ -245,9 +248,15 @@ def implementations(op: Op) -> list[Impl]:
         impls.append(Impl(op.name, "cuda", variant, cuda_source(op.name), library=f"lab_{base_name(op.name)}"))
     for variant in triton_variants(op.name):
         impls.append(Impl(op.name, "triton", variant, triton_source(op.name), needs_gpu=False))
+    for name, peer in op.peers.items():
+        impls.append(Impl(op.name, PEER, name, None, needs_gpu=peer.needs_gpu))
     impls.append(Impl(op.name, "torch", "eager", None, needs_gpu=False))
     for mode in op.compile_modes:
         impls.append(Impl(op.name, "torch", "compile" if mode == "default" else f"compile-{mode}", None))
+    misnamed = [name for name in op.peers if not re.fullmatch(r"[\w.-]+", name)]
+    if misnamed:
+        raise SpecError(f"specs/{base_name(op.name)}.py: peers {misnamed}: a peer's name is the row's name after "
+                        f"'peer:' (letters, digits, '_', '.', '-'), e.g. peers={{\"liger\": Peer(...)}}")
     names = [i.name for i in impls]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:

@@ -119,6 +119,9 @@ def merge(parts: list[OpResult], impls: list[discover.Impl], lanes: list[str]) -
     steps = {(s.backend, s.impl): s for part in parts for s in part.ladder}  # each lane read its rows' files
     merged.ladder = sorted(steps.values(), key=lambda s: (s.backend != "cuda", s.source.rsplit(":", 1)[0], s.number))
     merged.env = dict(first.env)
+    peers = {name: version for part in parts for name, version in part.env.get("peers", {}).items()}
+    if peers:  # each lane records the peer packages of its own rows
+        merged.env["peers"] = peers
     merged.env["lanes"] = [{"gpu": lane, "rows": [r.impl for r in part.rows],
                             "copy_gbps": part.ceilings.copy_gbps} for lane, part in zip(lanes, parts)]
     return merged

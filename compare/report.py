@@ -179,12 +179,13 @@ def kernel_table(result: OpResult) -> list[list]:
     """Per row and dtype, what one call launched (compare.accounting): the row's own kernels, and flagged, those
     that are not (torch's kernels called from a hand-written row)."""
     return [[k.impl, k.dtype, k.shape, ", ".join(k.kernels) or "none", k.launches, k.kernel_us,
-             ", ".join(k.foreign) or ("" if k.impl.startswith("torch:") else "-")] for k in result.kernels]
+             ", ".join(k.foreign) or ("" if k.impl.startswith(("torch:", "peer:")) else "-")] for k in result.kernels]
 
 
 KERNEL_NOTE = ("one call per row and dtype under torch.profiler: a row whose call launches no kernel, or runs work on "
                "another stream than the one it is timed on, fails; kernels a CUDA or Triton row launches that are "
-               "not from its own source are listed as not its own (torch rows launch torch's by definition)")
+               "not from its own source are listed as not its own (torch rows launch torch's by definition, peer "
+               "rows their own project's)")
 
 
 def status_table(result: OpResult) -> list[list]:
@@ -238,6 +239,14 @@ def lanes_prose(lanes: list[dict] | None) -> str:
             f"ceilings measured on the GPU that ran it, the tables' ceilings being the first GPU's: {each}.")
 
 
+def peers_prose(peers: dict | None) -> str:
+    """The other projects' packages whose rows (peer:<name>) this run had, with their versions; '' for none."""
+    if not peers:
+        return ""
+    return " Peer rows from " + ", ".join(f"{name} {version or '(version not recorded)'}"
+                                          for name, version in peers.items()) + "."
+
+
 def sections(result: OpResult, command: str = "", plot: str | None = None,
              show_inductor: bool = False) -> list[Section]:
     """The report of one op, in order. command and plot (the png's file name) are the markdown's; show_inductor
@@ -248,7 +257,7 @@ def sections(result: OpResult, command: str = "", plot: str | None = None,
                    heading=f"{result.op}: {result.summary}", level=1,
                    prose=f"Produced by `{command}` on **{e['gpu']}**{machine}; torch {e['torch']}, triton "
                          f"{e['triton']}, CUDA {e['cuda_runtime']}, nvcc {e['nvcc']}, git {e['git_revision']}."
-                         + lanes_prose(e.get("lanes")))]
+                         + peers_prose(e.get("peers")) + lanes_prose(e.get("lanes")))]
     if ceilings.copy_gbps:
         out.append(Section(
             f"copy bandwidth (ceiling): {ceilings.copy_gbps:.0f} GB/s",

@@ -20,7 +20,7 @@ from .isolate import DEFAULT_ROW_TIMEOUT_S, RowFailure
 from .results import (CudaKernelBuild, JitRecord, LadderStep, OpResult, RowOutcome, RowStatus, Status,
                       TritonKernelBuild)
 from .progress import Progress, Silent
-from .spec import Op
+from .spec import PEER, Op
 
 
 @dataclasses.dataclass
@@ -127,6 +127,8 @@ def run_op(op: Op, options: Options, impls: list[discover.Impl] | None = None) -
     global _display
     result = OpResult(op.name, op.summary, op.roofline, env.describe(), seed=options.seed)
     impls = discover.select(discover.implementations(op), options.impls) if impls is None else impls
+    if peers := peer_versions(op, impls):
+        result.env["peers"] = peers
     gpu = env.has_gpu()
     status: dict[str, RowStatus] = {i.name: RowStatus(i.name, Status.OK) for i in impls}
     clock = _PhaseClock(result.phases)
@@ -157,10 +159,11 @@ def run_op(op: Op, options: Options, impls: list[discover.Impl] | None = None) -
         _build_cuda(op, impls, options, gpu, status, result)
     capability = torch.cuda.get_device_capability() if gpu else None
     for impl in impls:
-        if status[impl.name].status == Status.OK and not gpu and impl.needs_gpu:
-            status[impl.name] = RowStatus(impl.name, Status.NEEDS_GPU)
-        elif status[impl.name].status == Status.OK and (why := op.unavailable_reason(impl.name, capability)):
+        # A peer whose package is missing is skipped, saying what to install, on any machine: a GPU would not help.
+        if status[impl.name].status == Status.OK and (why := op.unavailable_reason(impl.name, capability)):
             status[impl.name] = RowStatus(impl.name, Status.SKIPPED, why)
+        elif status[impl.name].status == Status.OK and not gpu and impl.needs_gpu:
+            status[impl.name] = RowStatus(impl.name, Status.NEEDS_GPU)
 
     starts, start_s = 0, 0.0
     runnable = [impl for impl in impls if status[impl.name].status == Status.OK]
@@ -197,6 +200,14 @@ def run_op(op: Op, options: Options, impls: list[discover.Impl] | None = None) -
     _refuse_implausible(result, status)
     result.rows = [status[i.name] for i in impls]
     return result
+
+
+def peer_versions(op: Op, impls) -> dict[str, str | None]:
+    """The installed version of each peer package among the rows (None: installed without package metadata), by
+    distribution name, so the results say which release of another project was measured. Read from the package
+    metadata: nothing of the package is imported here."""
+    peers = [op.peers[i.variant] for i in impls if i.backend == PEER and i.variant in op.peers]
+    return {p.pip: p.version() for p in peers if p.installed()}
 
 
 def _run_rows_at_once(op: Op, runnable, options: Options, timed) -> tuple[dict, int, float]:

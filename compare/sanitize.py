@@ -550,7 +550,8 @@ def sanitize(op, impls: list[str] | None = None, *, dtypes: list[str] | None = N
 
     start = time.perf_counter()
     every_row = available_rows(op, cu, triton_file)
-    # Patterns that select torch rows only are not an error here: those rows have no kernels of the lab's to check.
+    # Patterns that select torch or peer rows only are not an error here: those rows have no kernels of the lab's to
+    # check.
     rows = discover.select(every_row, impls, missing_ok=True)
     if not rows:
         raise discover.UnknownOp(f"no CUDA or Triton row of {op.name} to sanitize"

@@ -1,8 +1,10 @@
 """What an op declares. Each ``specs/<op>.py`` defines ``OP = Op(...)``; nothing in the harness names an op.
 
-An op's implementations come from three places, all discovered:
+An op's implementations come from four places, all discovered:
   * ``cuda_src/<op>.cu``: every schema in its ``TORCH_LIBRARY(lab_<op>, m)`` block is a row ``cuda:<name>``;
   * ``triton_src/<op>.py``: every function decorated with ``@variant("<name>")`` is a row ``triton:<name>``;
+  * the spec's ``peers``: implementations from other projects (``Peer``), each a row ``peer:<name>``, run where
+    their package is installed and reported as skipped, with what to install, where it is not;
   * the spec's ``torch_eager`` function is ``torch:eager``, and the harness compiles it for ``torch:compile``
     (one row per entry of ``compile_modes``).
 
@@ -12,11 +14,13 @@ whatever the row saves for its backward (statistics such as mean and rstd: the r
 directly); and a backward, called as ``backward(grad_output, *inputs, *saved)``, returning one gradient per input
 named in ``Backward.grads``, in that order. In ``cuda_src/<op>.cu`` the backward of schema ``<name>`` is the schema
 ``<name>_backward``; in ``triton_src/<op>.py`` it is the function decorated with ``@backward("<name>")``. The torch
-rows take their backward from autograd.
+rows take their backward from autograd, and so do the peer rows (a peer's forward is an autograd.Function's apply).
 """
 from __future__ import annotations
 
 import dataclasses
+import importlib.metadata
+import importlib.util
 import inspect
 from typing import Any, Callable, Mapping, Sequence
 
@@ -63,6 +67,42 @@ class Backward:
 
 
 @dataclasses.dataclass(frozen=True)
+class Peer:
+    """An implementation of the op from another project (Liger-Kernel's LayerNorm), the row ``peer:<name>`` of the
+    op's ``peers``. The harness checks and times it like every other row; where its package is not installed the
+    row is skipped with a message that says what to install. Its line counts are not the lab's to report."""
+
+    # The top-level import name whose presence decides whether the row runs ("liger_kernel"). The parent, which
+    # must never run a row's code, only asks whether it can be found (a dotted name would import its parent).
+    package: str
+    # Called in the worker that runs the row, never in the parent: imports the package and returns the row's forward,
+    # called as forward(*inputs). For an op with a gradient, an autograd.Function's apply: its backward is autograd's.
+    load: Callable[[], Callable]
+    pip: str  # the distribution to install ("liger-kernel"); its version goes into the results' env
+    needs_gpu: bool = True
+
+    def __post_init__(self):
+        if not self.package.isidentifier():
+            raise ValueError(f"Peer package {self.package!r}: give the top-level import name (e.g. 'liger_kernel'), "
+                             f"which the harness looks up without importing anything")
+
+    def installed(self) -> bool:
+        """Whether the package can be imported, found without importing it (nothing of it runs here)."""
+        return importlib.util.find_spec(self.package) is not None
+
+    def version(self) -> str | None:
+        """The installed version of the distribution, None where it has no package metadata (a bare folder on the
+        path)."""
+        try:
+            return importlib.metadata.version(self.pip)
+        except importlib.metadata.PackageNotFoundError:
+            return None
+
+
+PEER = "peer"  # the backend of the rows from Op.peers: the peer "liger" is the row "peer:liger"
+
+
+@dataclasses.dataclass(frozen=True)
 class Op:
     name: str
     summary: str
@@ -91,6 +131,8 @@ class Op:
     # Rows built from architecture-specific code (sm_90a's wgmma and setmaxnreg run on compute capability 9.0 and on
     # nothing else), as {"cuda:wgmma": (9, 0)}. On another GPU such a row is reported as skipped, with the reason.
     requires_capability: Mapping[str, tuple[int, int]] = dataclasses.field(default_factory=dict)
+    # Implementations from other projects, by row name: {"liger": Peer(...)} is the row peer:liger.
+    peers: Mapping[str, Peer] = dataclasses.field(default_factory=dict)
     compile_modes: Sequence[str] = ("default",)
     cuda_flags: Sequence[str] = ()  # extra nvcc flags for cuda_src/<op>.cu
     # A shape where some tensor has more than 2^31 elements: the bad-input tests run every row at it (16-bit dtype)
@@ -122,7 +164,13 @@ class Op:
         return not (refuses and refuses(tuple(shape)))
 
     def unavailable_reason(self, impl: str, capability: tuple[int, int] | None) -> str | None:
-        """Why a row cannot run on a GPU of this compute capability (None: it can, or there is no GPU to ask)."""
+        """Why a row cannot run here: a peer whose package is not installed, or a row built for another compute
+        capability than this GPU's (None: it can, or there is no GPU to ask)."""
+        backend, _, variant = impl.partition(":")
+        peer = self.peers.get(variant) if backend == PEER else None
+        if peer is not None and not peer.installed():
+            base = self.pass_of[0] if self.pass_of else self.name
+            return f"{peer.package} is not installed: pip install {peer.pip} (an optional peer of {base})"
         needed = self.requires_capability.get(impl)
         if needed is None or capability is None or tuple(capability) == tuple(needed):
             return None

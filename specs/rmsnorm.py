@@ -5,7 +5,9 @@ with eps = 1e-6, statistics in fp32 (torch.nn.functional.rms_norm's definition).
 LayerNorm without the mean and the bias (specs/layernorm.py): one statistic per row, and in the backward one
 reduction across rows (dweight). Memory-bound both ways. Forward: read x, write y (2·M·N elements) and the weight.
 Backward: read x and dy, write dx (3·M·N), plus the weight and dweight, and what the forward saved (rstd, M floats,
-the row's choice). CUDA: cuda_src/rmsnorm.cu. Triton: triton_src/rmsnorm.py.
+the row's choice). CUDA: cuda_src/rmsnorm.cu. Triton: triton_src/rmsnorm.py. Beside them, Liger-Kernel's RMSNorm
+is the peer row peer:liger (`pip install liger-kernel`, or the lab's extra: `pip install -e ".[peers]"`), in its
+"gemma" casting mode, its backward through autograd; it keeps a row in one block and refuses N > 65536.
 
 What the reference gives where inputs are not finite: a row holding NaN is NaN throughout, and other rows are
 unaffected. Rows holding ±inf are left out of the special inputs (_norm.special_inputs, infinities=False): their
@@ -16,7 +18,7 @@ passes are not run on the non-finite rows (see specs/layernorm.py).
 """
 import torch
 
-from compare.spec import Backward, Op
+from compare.spec import Backward, Op, Peer
 from specs import _norm
 
 EPS = 1e-6  # triton_src/rmsnorm.py and cuda_src/rmsnorm.cu use the same
@@ -31,6 +33,17 @@ def torch_eager(x, weight):
     return torch.nn.functional.rms_norm(x, (x.shape[-1],), weight, eps=EPS)
 
 
+def load_liger():
+    """Liger-Kernel's RMSNorm, the row peer:liger: imported in the row's worker only."""
+    from liger_kernel.ops.rms_norm import LigerRMSNormFunction
+
+    # apply(x, weight, eps, offset, casting_mode, in_place). "gemma" casting computes in fp32 and rounds once, which
+    # is this spec's definition; Liger's default "llama" rounds x·rstd to the input dtype before the weight's
+    # multiply: two roundings, outside a 1-ulp bound. in_place=False: the default overwrites dy with dx, and the
+    # harness calls the backward again and again on one dy (and checks that inputs come back unmodified).
+    return lambda x, weight: LigerRMSNormFunction.apply(x, weight, EPS, 0.0, "gemma", False)
+
+
 OP = Op(
     name="rmsnorm",
     summary="RMSNorm of an (M, N) tensor with weight (reduction per row, memory-bound)",
@@ -43,6 +56,8 @@ OP = Op(
     special_inputs=_norm.special_inputs(with_weight, infinities=False),
     # A product, nothing cancels: relative bounds (_norm.tolerances with out_scale 0).
     tolerances=lambda dtype, shape, inputs: _norm.tolerances(dtype, shape, inputs, out_scale=0.0),
+    peers={"liger": Peer("liger_kernel", load_liger, "liger-kernel")},
+    unsupported_shapes={"peer:liger": _norm.wider_than_one_block},
     backward=Backward(
         inputs=("x", "weight"),
         bytes_moved=lambda shape, dtype: _norm.bytes_moved(shape, dtype, 3, 2),  # x, dy, dx; weight, dweight

@@ -19,7 +19,8 @@ def test_each_op_has_cuda_triton_and_torch_rows(name):
     op = discover.load_op(name)
     impls = discover.implementations(op)
     backends = {i.backend for i in impls}
-    assert backends == {"cuda", "triton", "torch"}
+    assert backends - {"peer"} == {"cuda", "triton", "torch"}  # peer rows: the spec's peers, where it has any
+    assert {i.variant for i in impls if i.backend == "peer"} == set(op.peers)
     assert {"torch:eager", "torch:compile"} <= {i.name for i in impls}
     assert all(i.name.count(":") == 1 for i in impls)
 
