@@ -61,7 +61,7 @@ OP = Op(
     backward=Backward(
         inputs=("x", "weight"),
         bytes_moved=lambda shape, dtype: _norm.bytes_moved(shape, dtype, 3, 2),  # x, dy, dx; weight, dweight
-        tolerances=lambda dtype, shape, inputs: _norm.grad_tolerances(dtype, shape, inputs, 2),
+        tolerances=lambda dtype, shape, inputs: _norm.grad_tolerances(dtype, shape, inputs, 2, centered=False),
         make_grad_output=_norm.grad_output,
         flops=lambda shape: _norm.flops_per_element(shape, 8),
         check_shapes=_norm.BACKWARD_CHECK_SHAPES,
