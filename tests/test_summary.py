@@ -226,7 +226,8 @@ def test_the_committed_results(tmp_path):
     text = summary.summarize(env.ROOT / "results", tmp_path / "README.md")
     for op in ("gelu", "add", "softmax", "matmul"):
         assert f"\n## {op}: " in text
-        assert table_row(section(text, op), "float32")[3] != "no results"
+        # Some GPU folder has the op's results (a folder of another GPU may not have them yet).
+        assert any(cell.startswith("`") for cell in table_row(section(text, op), "float32")[3:])
     assert "nvidia-h200: row" in text
     assert "best CUDA" in text and "best Triton" in text
     committed = env.ROOT / "results" / "README.md"
