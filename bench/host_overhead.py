@@ -43,27 +43,39 @@ def main() -> int:
     p.add_argument("--dtype", default="float16", type=lambda s: cli.parse_dtypes(s)[0])
     p.add_argument("--shape", type=cli.parse_sizes, required=True)
     p.add_argument("--profile", action="store_true", help="also print where the host time goes (cProfile)")
-    args = p.parse_args()
-    op = discover.load_op(args.op)
-    dtype = getattr(torch, args.dtype)
+    p.add_argument("--profiler-range", action="store_true",
+                   help="instead of timing, call each row once more, warm, between cudaProfilerStart and Stop: run "
+                        "under `ncu --profile-from-start off` (or nsys) to profile exactly one call's kernels")
+    opts = p.parse_args()
+    op = discover.load_op(opts.op)
+    dtype = getattr(torch, opts.dtype)
     device = torch.device("cuda")
-    impls = discover.select(discover.implementations(op), args.impls)
+    impls = discover.select(discover.implementations(op), opts.impls)
     if any(i.backend == "cuda" for i in impls):
-        build.build(op.name, op.cuda_flags, progress=False)
-    for shape in args.shape:
+        build.build(discover.base_name(op.name), op.cuda_flags, progress=False)
+    for shape in opts.shape:
         inputs = op.make_inputs(shape, dtype, device, torch.Generator(device=device).manual_seed(0))
         for impl in impls:
-            fn = impl.load()
+            fn, args = impl.load(), inputs
+            if hasattr(fn, "lab_prepare"):  # a backward pass: its forward once, then the backward alone, as timed
+                args, fn = fn.lab_prepare(*inputs), fn.lab_timed
             for _ in range(3):  # JIT, autotuning
-                fn(*inputs)
+                fn(*args)
             torch.cuda.synchronize()
-            host = timing.host_time_per_call(lambda: fn(*inputs))
-            gpu = timing.profiler_kernel_ms(lambda: fn(*inputs)) * 1e3
-            _, events, _, _ = timing.measure(lambda: fn(*inputs))
-            print(f"{op.describe_shape(shape):24} {args.dtype:9} {impl.name:20} host {host:8.1f} us/call   "
+            if opts.profiler_range:
+                torch.cuda.profiler.start()
+                fn(*args)
+                torch.cuda.synchronize()
+                torch.cuda.profiler.stop()
+                print(f"{op.describe_shape(shape):24} {opts.dtype:9} {impl.name:20} one call profiled", flush=True)
+                continue
+            host = timing.host_time_per_call(lambda: fn(*args))
+            gpu = timing.profiler_kernel_ms(lambda: fn(*args)) * 1e3
+            _, events, _, _ = timing.measure(lambda: fn(*args))
+            print(f"{op.describe_shape(shape):24} {opts.dtype:9} {impl.name:20} host {host:8.1f} us/call   "
                   f"kernels {gpu:8.1f} us/call   events {events * 1e3:8.1f} us/call", flush=True)
-            if args.profile:
-                print_host_profile(fn, inputs)
+            if opts.profile:
+                print_host_profile(fn, args)
     return 0
 
 

@@ -109,15 +109,20 @@ def layernorm_backward_kernel(dy_ptr, x_ptr, w_ptr, mean_ptr, rstd_ptr, dx_ptr, 
             tl.store(db_part_ptr + g * n + cols, db_old + dy, mask=mask)
 
 
-# The second stage of every backward here: out[c] = Σ_r part[r, c] over the G partial rows. Each program takes
-# SUM_COLS columns and walks the rows SUM_ROWS at a time as one [SUM_ROWS, SUM_COLS] tile (8 KB of loads in flight
-# per step), so that N / SUM_COLS programs share the work: a program per 256 columns walking one row at a time left
-# N = 1024 to four programs, each waiting on hundreds of loads in a row.
+# The second stage of every backward here: out[k, c] = Σ_r part[k, r, c] over the G partial rows, for each of the
+# gradients k summed across rows (LayerNorm's dweight and dbias: one launch for both, since a launch costs the host
+# more than this kernel costs the GPU at every bench shape). Each program takes SUM_COLS columns of one gradient and
+# walks the rows SUM_ROWS at a time as one [SUM_ROWS, SUM_COLS] tile (8 KB of loads in flight per step), so that
+# N / SUM_COLS programs share the work: a program per 256 columns walking one row at a time left N = 1024 to four
+# programs, each waiting on hundreds of loads in a row.
 SUM_ROWS, SUM_COLS = 64, 32
 
 
 @triton.jit
 def sum_partials_kernel(part_ptr, out_ptr, rows, n, ROWS: tl.constexpr, BLOCK: tl.constexpr):
+    which = tl.program_id(1).to(tl.int64)  # the gradient: its (G, N) partial rows and its output row
+    part_ptr += which * rows * n
+    out_ptr += which * n
     cols = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     col_ok = (cols < n)[None, :]
     acc = tl.zeros([ROWS, BLOCK], dtype=tl.float32)
@@ -129,9 +134,9 @@ def sum_partials_kernel(part_ptr, out_ptr, rows, n, ROWS: tl.constexpr, BLOCK: t
 
 
 def sum_partials(part: torch.Tensor, out: torch.Tensor) -> None:
-    """out (N elements, any float dtype) = the column sums of part, a (G, N) fp32 buffer."""
-    rows, n = part.shape
-    sum_partials_kernel[(triton.cdiv(n, SUM_COLS),)](part, out, rows, n, ROWS=SUM_ROWS, BLOCK=SUM_COLS)
+    """out (K, N; any float dtype) = the column sums of each of part's K (G, N) fp32 buffers, in one launch."""
+    count, rows, n = part.shape
+    sum_partials_kernel[(triton.cdiv(n, SUM_COLS), count)](part, out, rows, n, ROWS=SUM_ROWS, BLOCK=SUM_COLS)
 
 
 def _check(x, weight, *others, grad=None):
@@ -154,9 +159,15 @@ def sm_count(device: torch.device) -> int:
     return torch.cuda.get_device_properties(device).multi_processor_count if device.type == "cuda" else 1
 
 
-def partial_sums(programs: int, n: int, device: torch.device, count: int) -> tuple:
-    """`count` (programs, N) fp32 buffers of partial sums, one row per program of a backward."""
-    return tuple(torch.empty((programs, n), device=device, dtype=torch.float32) for _ in range(count))
+def partial_sums(programs: int, n: int, device: torch.device, count: int) -> torch.Tensor:
+    """A (count, programs, N) fp32 buffer of partial sums: for each gradient summed across rows, one row per program
+    of a backward (one allocation for all of them: each costs the host a few microseconds per call)."""
+    return torch.empty((count, programs, n), device=device, dtype=torch.float32)
+
+
+def row_statistics(m: int, device: torch.device, count: int) -> torch.Tensor:
+    """A (count, M) fp32 buffer for what a forward saves per row (LayerNorm: mean and rstd), one allocation."""
+    return torch.empty((count, m), device=device, dtype=torch.float32)
 
 
 # Each step's launchers take inputs already checked: the row checks them once, not again for every step they are
@@ -164,8 +175,7 @@ def partial_sums(programs: int, n: int, device: torch.device, count: int) -> tup
 def _basic(x, weight, bias):
     m, n = x.shape
     y = torch.empty_like(x)
-    mean = torch.empty(m, device=x.device, dtype=torch.float32)
-    rstd = torch.empty(m, device=x.device, dtype=torch.float32)
+    mean, rstd = row_statistics(m, x.device, 2)
     if m and n:
         layernorm_forward_kernel[(m,)](x, weight, bias, y, mean, rstd, n, EPS, BLOCK=_tile(n))
     return y, mean, rstd
@@ -174,16 +184,15 @@ def _basic(x, weight, bias):
 def _basic_backward(dy, x, weight, bias, mean, rstd):
     m, n = x.shape
     dx = torch.empty_like(x)
-    dweight, dbias = torch.empty_like(weight), torch.empty_like(bias)
+    grads = torch.empty((2, n), device=x.device, dtype=weight.dtype)  # dweight and dbias
     if not (m and n):
-        return dx, dweight.zero_(), dbias.zero_()
+        return dx, grads[0].zero_(), grads[1].zero_()
     # Enough programs to fill the GPU a few times over, each adding its rows into its own partial row.
     programs = min(m, 4 * sm_count(x.device))
-    dw_part, db_part = partial_sums(programs, n, x.device, 2)
-    layernorm_backward_kernel[(programs,)](dy, x, weight, mean, rstd, dx, dw_part, db_part, m, n, BLOCK=_tile(n))
-    sum_partials(dw_part, dweight)
-    sum_partials(db_part, dbias)
-    return dx, dweight, dbias
+    part = partial_sums(programs, n, x.device, 2)
+    layernorm_backward_kernel[(programs,)](dy, x, weight, mean, rstd, dx, part[0], part[1], m, n, BLOCK=_tile(n))
+    sum_partials(part, grads)
+    return dx, grads[0], grads[1]
 
 
 @variant("basic")
@@ -253,8 +262,7 @@ def _fused(x, weight, bias):
     if n > MAX_FUSED_COLS or not (m and n):
         return _basic(x, weight, bias)
     y = torch.empty_like(x)
-    mean = torch.empty(m, device=x.device, dtype=torch.float32)
-    rstd = torch.empty(m, device=x.device, dtype=torch.float32)
+    mean, rstd = row_statistics(m, x.device, 2)
     rows, block = fused_tile(x)
     layernorm_fused_kernel[(triton.cdiv(m, rows),)](x, weight, bias, y, mean, rstd, m, n, EPS, ROWS=rows,
                                                     BLOCK=block, VALUES=64)
@@ -320,15 +328,14 @@ def fused_backward_programs(m: int, device: torch.device) -> tuple[int, int]:
 def _launch_fused_backward(dy, x, weight, bias, mean, rstd, prefetch: bool):
     m, n = x.shape
     dx = torch.empty_like(x)
-    dweight, dbias = torch.empty_like(weight), torch.empty_like(bias)
+    grads = torch.empty((2, n), device=x.device, dtype=weight.dtype)  # dweight and dbias
     programs, rows_per_program = fused_backward_programs(m, x.device)
-    dw_part, db_part = partial_sums(programs, n, x.device, 2)
-    layernorm_fused_backward_kernel[(programs,)](dy, x, weight, mean, rstd, dx, dw_part, db_part, m, n,
+    part = partial_sums(programs, n, x.device, 2)
+    layernorm_fused_backward_kernel[(programs,)](dy, x, weight, mean, rstd, dx, part[0], part[1], m, n,
                                                  rows_per_program, BLOCK=triton.next_power_of_2(n),
                                                  VALUES=PREFETCH_VALUES if prefetch else 32, PREFETCH=prefetch)
-    sum_partials(dw_part, dweight)
-    sum_partials(db_part, dbias)
-    return dx, dweight, dbias
+    sum_partials(part, grads)
+    return dx, grads[0], grads[1]
 
 
 def _fused_backward(dy, x, weight, bias, mean, rstd):

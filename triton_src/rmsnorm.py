@@ -100,10 +100,10 @@ def _basic_backward(dy, x, weight, rstd):
     if not (m and n):
         return dx, dweight.zero_()
     programs = min(m, 4 * sm_count(x.device))
-    (dw_part,) = partial_sums(programs, n, x.device, 1)
-    rmsnorm_backward_kernel[(programs,)](dy, x, weight, rstd, dx, dw_part, m, n,
+    part = partial_sums(programs, n, x.device, 1)
+    rmsnorm_backward_kernel[(programs,)](dy, x, weight, rstd, dx, part, m, n,
                                          BLOCK=min(TILE, triton.next_power_of_2(n)))
-    sum_partials(dw_part, dweight)
+    sum_partials(part, dweight.view(1, n))
     return dx, dweight
 
 
@@ -182,11 +182,11 @@ def _launch_fused_backward(dy, x, weight, rstd, prefetch: bool):
     m, n = x.shape
     dx, dweight = torch.empty_like(x), torch.empty_like(weight)
     programs, rows_per_program = fused_backward_programs(m, x.device)
-    (dw_part,) = partial_sums(programs, n, x.device, 1)
-    rmsnorm_fused_backward_kernel[(programs,)](dy, x, weight, rstd, dx, dw_part, m, n, rows_per_program,
+    part = partial_sums(programs, n, x.device, 1)
+    rmsnorm_fused_backward_kernel[(programs,)](dy, x, weight, rstd, dx, part, m, n, rows_per_program,
                                                BLOCK=triton.next_power_of_2(n),
                                                VALUES=PREFETCH_VALUES if prefetch else 32, PREFETCH=prefetch)
-    sum_partials(dw_part, dweight)
+    sum_partials(part, dweight.view(1, n))
     return dx, dweight
 
 
