@@ -20,8 +20,12 @@ BENCH_SHAPES = [(4096, 1024), (4096, 2048), (4096, 4096), (4096, 8192), (4096, 1
 QUICK_BENCH_SHAPES = [(4096, 4096), (256, 65536)]
 INTERPRET_SHAPES = [(1, 1), (7, 3), (5, 127), (4, 300), (33, 64)]
 # Spread into an Op with **SHAPES.
+# 2^31 + 1024 elements in rows of 1024, a length every step of both sides takes itself (none hands it down): a
+# row's offset row·N computed in 32 bits wraps for the last rows (tests/test_bad_inputs.py).
+INDEX_OVERFLOW_SHAPE = (2**21 + 1, 1024)
 SHAPES = dict(check_shapes=CHECK_SHAPES, bench_shapes=BENCH_SHAPES, quick_bench_shapes=QUICK_BENCH_SHAPES,
-              interpret_shapes=INTERPRET_SHAPES, dtypes=DTYPES, shape_names=("M", "N"))
+              interpret_shapes=INTERPRET_SHAPES, dtypes=DTYPES, shape_names=("M", "N"),
+              index_overflow_shape=INDEX_OVERFLOW_SHAPE)
 # Backward only: a column per row, where LayerNorm's output is its bias (constant, refused as degenerate in the
 # forward) while its gradients still tell right from wrong.
 BACKWARD_CHECK_SHAPES = [(17, 1)]
