@@ -112,10 +112,12 @@ def layernorm_backward_kernel(dy_ptr, x_ptr, w_ptr, mean_ptr, rstd_ptr, dx_ptr, 
 # The second stage of every backward here: out[k, c] = Σ_r part[k, r, c] over the G partial rows, for each of the
 # gradients k summed across rows (LayerNorm's dweight and dbias: one launch for both, since a launch costs the host
 # more than this kernel costs the GPU at every bench shape). Each program takes SUM_COLS columns of one gradient and
-# walks the rows SUM_ROWS at a time as one [SUM_ROWS, SUM_COLS] tile (8 KB of loads in flight per step), so that
-# N / SUM_COLS programs share the work: a program per 256 columns walking one row at a time left N = 1024 to four
-# programs, each waiting on hundreds of loads in a row.
-SUM_ROWS, SUM_COLS = 64, 32
+# walks the rows SUM_ROWS at a time as one [SUM_ROWS, SUM_COLS] tile, so that N / SUM_COLS programs share the work
+# (a program per 256 columns walking one row at a time left N = 1024 to four programs, each waiting on hundreds of
+# loads in a row). The tile is 16 KB of loads in flight per step, over SUM_WARPS warps: with 8 KB over four warps,
+# ncu found this kernel using a small part of the memory's bandwidth, with few warps resident to wait on loads
+# (results/nvidia-h100-80gb-hbm3/layernorm-backward-profile.md).
+SUM_ROWS, SUM_COLS, SUM_WARPS = 128, 32, 8
 
 
 @triton.jit
@@ -136,7 +138,8 @@ def sum_partials_kernel(part_ptr, out_ptr, rows, n, ROWS: tl.constexpr, BLOCK: t
 def sum_partials(part: torch.Tensor, out: torch.Tensor) -> None:
     """out (K, N; any float dtype) = the column sums of each of part's K (G, N) fp32 buffers, in one launch."""
     count, rows, n = part.shape
-    sum_partials_kernel[(triton.cdiv(n, SUM_COLS), count)](part, out, rows, n, ROWS=SUM_ROWS, BLOCK=SUM_COLS)
+    sum_partials_kernel[(triton.cdiv(n, SUM_COLS), count)](part, out, rows, n, ROWS=SUM_ROWS, BLOCK=SUM_COLS,
+                                                            num_warps=SUM_WARPS)
 
 
 def _check(x, weight, *others, grad=None):
