@@ -3,7 +3,8 @@
 #   bench/gpu_run.sh tests            the GPU-marked tests
 #   bench/gpu_run.sh OP... [OPTIONS]  the full comparison of those ops (or `all`)
 #   bench/gpu_run.sh --background 'OP... [OPTIONS]' ['OP... [OPTIONS]' ...]
-#                                     one or more comparisons (or 'tests [PYTEST ARGS]': the GPU-marked tests; or
+#                                     one or more comparisons (or 'tests [PYTEST ARGS]': the GPU-marked tests, the
+#                                     arguments quoted as in a shell: -k "a and b"; or
 #                                     'cmd:COMMAND LINE': any command, such as a profiler over bench/host_overhead.py
 #                                     --profiler-range), one after another, detached (setsid), for work longer
 #                                     than one command may last. They run in a snapshot of the tree taken now
@@ -45,7 +46,7 @@ case "${1:-}" in
         start=$(date +%s)
         case "$run" in
           tests*) echo "== python3 -m pytest -q -m gpu tests ${run#tests}" >> "'"$JOB"'/compare.log"
-                  python3 -m pytest -q -m gpu -p no:cacheprovider tests ${run#tests} >> "'"$JOB"'/compare.log" 2>&1 ;;
+                  eval "python3 -m pytest -q -m gpu -p no:cacheprovider tests ${run#tests}" >> "'"$JOB"'/compare.log" 2>&1 ;;
           cmd:*) echo "== ${run#cmd:}" >> "'"$JOB"'/compare.log"
                  bash -c "${run#cmd:}" >> "'"$JOB"'/compare.log" 2>&1 ;;
           *) echo "== python3 -m compare $run" >> "'"$JOB"'/compare.log"
