@@ -5,6 +5,8 @@
 // stays in each .cu; what is the same is here: how a row is spread over threads and held in registers, the sums
 // over a row's threads, and the two-stage sum over rows (partial rows in a workspace, then a sum per column).
 #pragma once
+#include <cooperative_groups.h>
+
 #include <climits>
 #include <type_traits>
 
@@ -278,9 +280,12 @@ __device__ __forceinline__ V row_sum(V v) {
 // as [gradient][slot][rank][element] (the S threads' packets of step i are kVec·S consecutive columns), then the
 // block's threads take those columns in order, add the R slots and store: consecutive threads, consecutive
 // columns. Every column of the block's partial rows is written.
+// A row held by several blocks (v5: a cluster's, each holding packets first_packet + rank + i·packet_stride) sums
+// into one partial row per gradient, `part` of `parts`, each block writing its own columns of it.
 template <typename T, int kGrads, int kPacks, int kMaxThreads>
 __device__ __forceinline__ void write_register_sums(const float (&acc)[kGrads][kPacks][Packet<T>::kSize],
-                                                    float* __restrict__ partials, int cols) {
+                                                    float* __restrict__ partials, int cols, int first_packet,
+                                                    int packet_stride, int64_t part, int64_t parts) {
   constexpr int kVec = Packet<T>::kSize;  // 4 or 8: whole float4s
   __shared__ float4 stage[kGrads * kMaxThreads * kVec / 4];
   const int S = blockDim.x, R = blockDim.y, rank = threadIdx.x, slot = threadIdx.y;
@@ -295,14 +300,112 @@ __device__ __forceinline__ void write_register_sums(const float (&acc)[kGrads][k
             make_float4(acc[g][i][4 * h], acc[g][i][4 * h + 1], acc[g][i][4 * h + 2], acc[g][i][4 * h + 3]);
     __syncthreads();
     const float* sums = reinterpret_cast<const float*>(stage);
-    const int first_col = i * S * kVec;  // columns of step i: first_col + q, q < S·kVec
+    const int first_col = (first_packet + i * packet_stride) * kVec;  // step i's columns: first_col + q, q < S·kVec
     for (int q = slot * S + rank; q < S * kVec && first_col + q < cols; q += S * R)
       for (int g = 0; g < kGrads; ++g) {
         float s = 0.0f;
         for (int r = 0; r < R; ++r) s += sums[(g * R + r) * S * kVec + q];
-        partials[(static_cast<int64_t>(g) * gridDim.x + blockIdx.x) * cols + first_col + q] = s;
+        partials[(static_cast<int64_t>(g) * parts + part) * cols + first_col + q] = s;
       }
   }
+}
+
+// One block's rows, one partial row per block (v3, v4).
+template <typename T, int kGrads, int kPacks, int kMaxThreads>
+__device__ __forceinline__ void write_register_sums(const float (&acc)[kGrads][kPacks][Packet<T>::kSize],
+                                                    float* __restrict__ partials, int cols) {
+  write_register_sums<T, kGrads, kPacks, kMaxThreads>(acc, partials, cols, 0, blockDim.x, blockIdx.x, gridDim.x);
+}
+
+// ---- v5 (a row across the blocks of a thread-block cluster, Hopper on). ---------------------------------------
+// A cluster is up to kClusterMaxBlocks blocks that the hardware runs at once on neighbouring SMs, each able to read
+// the others' shared memory (distributed shared memory). Block r of a cluster of C holds packets r·S + rank +
+// i·C·S of the cluster's row (RowWords with rank r·S + rank and size C·S), so C blocks hold a row C times as long
+// as one block does, and the row is still read once.
+constexpr int kClusterMaxBlocks = 8;  // the largest cluster every Hopper GPU runs (portable size)
+
+// The sum over the whole cluster of a value each thread holds: first over the block (row_sum), then the blocks'
+// sums through distributed shared memory: each block leaves its sum in its own shared memory, one cluster barrier,
+// and every thread adds the C sums, read from each block's shared memory in rank order, so every thread of the
+// cluster gets the same bits. Two slots, alternating with the row (`parity`): a block writes a slot again two rows
+// later, after the next row's barrier, which every block passes only once it has read this row's sums. Every
+// thread of the cluster must call it, the same number of times.
+template <int kMaxThreads, typename V>
+__device__ __forceinline__ V cluster_row_sum(V v, int parity) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  namespace cg = cooperative_groups;
+  __shared__ V block_sums[2];
+  v = row_sum<kMaxThreads>(v);
+  if (threadIdx.x == 0 && threadIdx.y == 0) block_sums[parity] = v;
+  cg::cluster_group cluster = cg::this_cluster();
+  cluster.sync();  // release/acquire: every block's sum is visible to the whole cluster
+  V s = *cluster.map_shared_rank(&block_sums[parity], 0);
+  for (unsigned int r = 1; r < cluster.num_blocks(); ++r)
+    s = add(s, *cluster.map_shared_rank(&block_sums[parity], r));
+  return s;
+#else
+  __trap();  // clusters need compute capability 9.0; the launchers never send such a GPU here
+  return v;
+#endif
+}
+
+// The cluster barrier a block passes before it exits: no block's shared memory may go while another of its
+// cluster can still read it.
+__device__ __forceinline__ void cluster_done() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  cooperative_groups::this_cluster().sync();
+#endif
+}
+
+// Clusters run on compute capability 9.0 and later.
+inline bool has_clusters() {
+  int device = 0, major = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  return major >= 9;
+}
+
+// A launch of `kernel` in clusters of `blocks` blocks (1-D), `grid` blocks in all (a multiple of `blocks`).
+inline cudaLaunchConfig_t cluster_config(unsigned int grid, int threads, int blocks, cudaStream_t stream,
+                                         cudaLaunchAttribute* attribute) {
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(grid);
+  config.blockDim = dim3(threads);
+  config.dynamicSmemBytes = 0;
+  config.stream = stream;
+  attribute->id = cudaLaunchAttributeClusterDimension;
+  attribute->val.clusterDim.x = static_cast<unsigned int>(blocks);
+  attribute->val.clusterDim.y = 1;
+  attribute->val.clusterDim.z = 1;
+  config.attrs = attribute;
+  config.numAttrs = 1;
+  return config;
+}
+
+// Blocks per cluster for a row of `packets` when a block holds at most `per_block`: the smallest power of two from
+// 2 (a row that one block holds is not a cluster's) up to kClusterMaxBlocks; the caller checks the row fits.
+inline int cluster_blocks(int64_t packets, int64_t per_block) {
+  int blocks = 2;
+  while (blocks < kClusterMaxBlocks && blocks * per_block < packets) blocks *= 2;
+  return blocks;
+}
+
+// Clusters of `blocks` blocks of `kernel` that the GPU holds at once, at most `cap`; 0 where it holds none (or
+// cannot say), which the launchers take as "no cluster path here".
+template <typename Kernel>
+int64_t resident_clusters(Kernel kernel, int threads, int blocks, int64_t cap) {
+  cudaLaunchAttribute attribute;
+  const cudaLaunchConfig_t config =
+      cluster_config(static_cast<unsigned int>(blocks), threads, blocks, nullptr, &attribute);
+  int clusters = 0;
+  if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &config) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return clusters < cap ? clusters : cap;
 }
 
 }  // namespace lab

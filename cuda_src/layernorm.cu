@@ -17,6 +17,8 @@
 //               registers (a thread holds the same columns in every row), the grid one wave of resident blocks
 //   v4 block    + longer rows: a row spread over up to 1024 threads (forward, 8192 packets: 32768 fp32, 65536
 //               fp16/bf16) or 512 (backward, 2048 packets), reductions across warps through shared memory
+//   v5 cluster  + backward rows of up to 65536 elements on Hopper: a row spread over a cluster of up to 8 blocks,
+//               its sums added across them through distributed shared memory (the forward is v4's)
 //
 // The forward saves mean and rstd (fp32, M each) for the backward. Each step adds a path for the rows it is good at
 // and hands every other shape to the step before (its launcher's first line), so every row runs every shape: rows
@@ -54,6 +56,10 @@ cudaError_t launch_layernorm_block_backward(lab::DType dtype, const void* dy, co
                                             const float* mean, const float* rstd, void* dx, void* dw, void* db,
                                             float* workspace, int64_t* workspace_floats, int64_t rows, int64_t cols,
                                             cudaStream_t stream);
+cudaError_t launch_layernorm_cluster_backward(lab::DType dtype, const void* dy, const void* x, const void* w,
+                                              const float* mean, const float* rstd, void* dx, void* dw, void* db,
+                                              float* workspace, int64_t* workspace_floats, int64_t rows, int64_t cols,
+                                              cudaStream_t stream);
 
 #ifdef __CUDACC__
 #include "lab_norm.cuh"
@@ -528,6 +534,109 @@ cudaError_t run_block_backward(const BackwardCall<T>& c) {
   });
 }
 
+// ---- v5 cluster: a backward row across the blocks of a thread-block cluster. --------------------------------
+// v4's backward holds rows of up to 512 · 4 packets in one block; longer rows went down to v1, which reads each row
+// three times and adds dweight and dbias with atomics: the long-row cells of results/<gpu>/layernorm-backward.md,
+// and ncu's account of v1 there (results/nvidia-h100-80gb-hbm3/layernorm-backward-profile.md). v5 spreads such a row
+// over a cluster of C blocks (lab::cluster_row_sum): each block holds a C-th of the row as v4 holds a whole one, the
+// row's two sums cross the blocks through distributed shared memory, one cluster barrier per row, and the row is
+// read once. Each cluster takes rows cluster, cluster + clusters, ...; each of its threads keeps the same columns'
+// dweight and dbias sums in registers across those rows, and the cluster writes one partial row per gradient, each
+// block its own columns of it. The grid is one wave of resident clusters. The forward is v4's.
+// Packets per thread: up to 4 in fp32, as v4; in fp16/bf16, 2 (at 4 the cluster's extra state spilled registers),
+// so clusters of 8 blocks hold rows of up to 65536 elements in every dtype.
+template <typename T>
+constexpr int kClusterMaxPacks = sizeof(T) < 4 ? 2 : kVecBackwardMaxPacks;
+template <typename T>
+constexpr int64_t kClusterMaxBackwardPackets =
+    int64_t{kVecBackwardThreads} * kClusterMaxPacks<T> * lab::kClusterMaxBlocks;
+
+template <typename T, int kPacks>
+__global__ void __launch_bounds__(kVecBackwardThreads) layernorm_cluster_backward_kernel(
+    const T* __restrict__ dy, const T* __restrict__ x, const T* __restrict__ w, const float* __restrict__ mean,
+    const float* __restrict__ rstd, T* __restrict__ dx, float* __restrict__ partials, int64_t rows, int cols,
+    bool vec, int blocks_per_cluster) {
+  constexpr int kVec = lab::Packet<T>::kSize;
+  const int block_rank = static_cast<int>(blockIdx.x % blocks_per_cluster);  // 1-D clusters: consecutive blocks
+  const int S = blockDim.x, size = blocks_per_cluster * S, rank = block_rank * S + threadIdx.x;
+  const int64_t cluster = blockIdx.x / blocks_per_cluster, clusters = gridDim.x / blocks_per_cluster;
+  float acc[2][kPacks][kVec] = {};  // Σ dy·x̂ (dw) and Σ dy (db) of this thread's columns over its cluster's rows
+  int parity = 0;
+  for (int64_t row = cluster; row < rows; row += clusters, parity ^= 1) {  // the same rows for the whole cluster
+    const int64_t offset = row * cols;
+    lab::RowWords<T, kPacks> xs, gs;
+    xs.load(x + offset, rank, size, cols, vec);
+    gs.load(dy + offset, rank, size, cols, vec);
+    const float mu = mean[row], rs = rstd[row];
+    float2 s = make_float2(0.0f, 0.0f);  // Σ w·dy·x̂, Σ w·dy over this thread's part of the row
+#pragma unroll
+    for (int i = 0; i < kPacks; ++i) {
+      const uint4 wp = lab::load_words(w, rank + i * size, cols, vec);  // past the end: dy = w = 0, adding nothing
+#pragma unroll
+      for (int k = 0; k < kVec; ++k) {
+        const float xhat = (xs(i, k) - mu) * rs, d = gs(i, k);
+        const float g = lab::word_element<T>(wp, k) * d;
+        s.x += g * xhat;
+        s.y += g;
+        acc[0][i][k] += d * xhat;
+        acc[1][i][k] += d;
+      }
+    }
+    s = lab::cluster_row_sum<kVecBackwardThreads>(s, parity);
+    const float c_xhat = s.x / static_cast<float>(cols), c_mean = s.y / static_cast<float>(cols);
+    xs.rewiden();
+    gs.rewiden();
+    T* dxr = dx + offset;
+#pragma unroll
+    for (int i = 0; i < kPacks; ++i) {
+      const int packet = rank + i * size;
+      const uint4 wp = lab::load_words(w, packet, cols, vec);
+      float v[kVec];
+#pragma unroll
+      for (int k = 0; k < kVec; ++k) {
+        const float xhat = (xs(i, k) - mu) * rs;
+        v[k] = (lab::word_element<T>(wp, k) * gs(i, k) - c_mean - xhat * c_xhat) * rs;
+      }
+      lab::store_words(dxr, packet, cols, vec, v);
+    }
+  }
+  lab::cluster_done();
+  lab::write_register_sums<T, 2, kPacks, kVecBackwardThreads>(acc, partials, cols, block_rank * S, size, cluster,
+                                                              clusters);
+}
+
+// C blocks of 512 threads per row, kPacks packets per thread.
+template <typename T, int kPacks>
+cudaError_t launch_cluster_backward(const BackwardCall<T>& c, int blocks_per_cluster) {
+  const auto kernel = layernorm_cluster_backward_kernel<T, kPacks>;
+  const int64_t clusters = lab::resident_clusters(kernel, kVecBackwardThreads, blocks_per_cluster, c.rows);
+  if (clusters == 0) return run_block_backward(c);  // no cluster of this size fits: v4's path (v1 for these rows)
+  if (!c.workspace) return c.needs(2 * clusters * c.cols);
+  cudaLaunchAttribute attribute;
+  const cudaLaunchConfig_t config = lab::cluster_config(static_cast<unsigned int>(clusters * blocks_per_cluster),
+                                                        kVecBackwardThreads, blocks_per_cluster, c.stream, &attribute);
+  if (cudaError_t err = cudaLaunchKernelEx(&config, kernel, c.dy, c.x, c.w, c.mean, c.rstd, c.dx, c.workspace, c.rows,
+                                           static_cast<int>(c.cols), c.vec, blocks_per_cluster);
+      err != cudaSuccess)
+    return err;
+  return lab::sum_partials(c.workspace, clusters, c.cols, c.grads(), c.stream);
+}
+
+// v5: rows longer than v4 holds, up to kClusterMaxBackwardPackets, on a GPU with clusters; every other row goes to
+// v4. C is the smallest power of two (2 to 8) with at most kClusterMaxPacks packets per thread, kPacks the fewest
+// packets per thread that hold the row at that C.
+template <typename T>
+cudaError_t run_cluster_backward(const BackwardCall<T>& c) {
+  const int64_t packets = c.packets();
+  if (packets <= kBlockMaxBackwardPackets || packets > kClusterMaxBackwardPackets<T> || !lab::has_clusters())
+    return run_block_backward(c);
+  const int blocks = lab::cluster_blocks(packets, int64_t{kVecBackwardThreads} * kClusterMaxPacks<T>);
+  const int64_t threads = int64_t{blocks} * kVecBackwardThreads;
+  return lab::with_pow2<1, kClusterMaxPacks<T>>((packets + threads - 1) / threads, [&](auto packs) {
+    return launch_cluster_backward<T, decltype(packs)::value>(c, blocks);
+  });
+}
+
 cudaError_t launch_layernorm_vec(lab::DType dtype, const void* x, const void* w, const void* b, void* y, float* mean,
                                  float* rstd, int64_t rows, int64_t cols, cudaStream_t stream) {
   return dispatch_forward(dtype, x, w, b, y, mean, rstd, rows, cols, stream, [](const auto& c) { return run_vec(c); });
@@ -553,6 +662,14 @@ cudaError_t launch_layernorm_block_backward(lab::DType dtype, const void* dy, co
                                             cudaStream_t stream) {
   return dispatch_backward(dtype, dy, x, w, mean, rstd, dx, dw, db, workspace, workspace_floats, rows, cols, stream,
                            [](const auto& c) { return run_block_backward(c); });
+}
+
+cudaError_t launch_layernorm_cluster_backward(lab::DType dtype, const void* dy, const void* x, const void* w,
+                                              const float* mean, const float* rstd, void* dx, void* dw, void* db,
+                                              float* workspace, int64_t* workspace_floats, int64_t rows, int64_t cols,
+                                              cudaStream_t stream) {
+  return dispatch_backward(dtype, dy, x, w, mean, rstd, dx, dw, db, workspace, workspace_floats, rows, cols, stream,
+                           [](const auto& c) { return run_cluster_backward(c); });
 }
 
 #else  // host half: the torch binding
@@ -689,6 +806,18 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> layernorm_block_backward(const at
   return layernorm_backward(dy, x, w, b, mean, rstd, "block_backward", launch_layernorm_block_backward);
 }
 
+// v5's forward is v4's: only its backward adds a path.
+std::tuple<at::Tensor, at::Tensor, at::Tensor> layernorm_cluster(const at::Tensor& x, const at::Tensor& w,
+                                                                const at::Tensor& b) {
+  return layernorm_forward(x, w, b, "cluster", launch_layernorm_block);
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> layernorm_cluster_backward(
+    const at::Tensor& dy, const at::Tensor& x, const at::Tensor& w, const at::Tensor& b, const at::Tensor& mean,
+    const at::Tensor& rstd) {
+  return layernorm_backward(dy, x, w, b, mean, rstd, "cluster_backward", launch_layernorm_cluster_backward);
+}
+
 TORCH_LIBRARY(lab_layernorm, m) {
   m.def("naive(Tensor x, Tensor weight, Tensor bias) -> (Tensor, Tensor, Tensor)");
   m.def("naive_backward(Tensor dy, Tensor x, Tensor weight, Tensor bias, Tensor mean, Tensor rstd) -> "
@@ -702,6 +831,9 @@ TORCH_LIBRARY(lab_layernorm, m) {
   m.def("block(Tensor x, Tensor weight, Tensor bias) -> (Tensor, Tensor, Tensor)");
   m.def("block_backward(Tensor dy, Tensor x, Tensor weight, Tensor bias, Tensor mean, Tensor rstd) -> "
         "(Tensor, Tensor, Tensor)");
+  m.def("cluster(Tensor x, Tensor weight, Tensor bias) -> (Tensor, Tensor, Tensor)");
+  m.def("cluster_backward(Tensor dy, Tensor x, Tensor weight, Tensor bias, Tensor mean, Tensor rstd) -> "
+        "(Tensor, Tensor, Tensor)");
 }
 
 TORCH_LIBRARY_IMPL(lab_layernorm, CUDA, m) {
@@ -713,6 +845,8 @@ TORCH_LIBRARY_IMPL(lab_layernorm, CUDA, m) {
   m.impl("vec_backward", &layernorm_vec_backward);
   m.impl("block", &layernorm_block);
   m.impl("block_backward", &layernorm_block_backward);
+  m.impl("cluster", &layernorm_cluster);
+  m.impl("cluster_backward", &layernorm_cluster_backward);
 }
 
 #endif

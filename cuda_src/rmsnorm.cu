@@ -16,6 +16,8 @@
 //               thread holds the same columns in every row), the grid one wave of resident blocks
 //   v4 block    + longer rows: a row spread over up to 1024 threads (forward, 8192 packets: 32768 fp32, 65536
 //               fp16/bf16) or 512 (backward, 2048 packets), reductions across warps through shared memory
+//   v5 cluster  + backward rows of up to 65536 elements on Hopper: a row spread over a cluster of up to 8 blocks,
+//               its sum added across them through distributed shared memory (the forward is v4's)
 //
 // The forward saves rstd (fp32, M) for the backward. Each step adds a path for the rows it is good at and hands
 // every other shape to the step before (its launcher's first line), so every row runs every shape: rows longer than
@@ -50,6 +52,10 @@ cudaError_t launch_rmsnorm_vec_backward(lab::DType dtype, const void* dy, const 
 cudaError_t launch_rmsnorm_block_backward(lab::DType dtype, const void* dy, const void* x, const void* w,
                                           const float* rstd, void* dx, void* dw, float* workspace,
                                           int64_t* workspace_floats, int64_t rows, int64_t cols, cudaStream_t stream);
+cudaError_t launch_rmsnorm_cluster_backward(lab::DType dtype, const void* dy, const void* x, const void* w,
+                                            const float* rstd, void* dx, void* dw, float* workspace,
+                                            int64_t* workspace_floats, int64_t rows, int64_t cols,
+                                            cudaStream_t stream);
 
 #ifdef __CUDACC__
 #include "lab_norm.cuh"
@@ -450,6 +456,93 @@ cudaError_t run_block_backward(const BackwardCall<T>& c) {
   });
 }
 
+// ---- v5 cluster: a backward row across the blocks of a thread-block cluster (cuda_src/layernorm.cu's v5). ----
+// Packets per thread: up to 4 in fp32, 2 in fp16/bf16 (the cluster's extra state spills registers at 4), so
+// clusters of 8 blocks hold rows of up to 65536 elements in every dtype.
+template <typename T>
+constexpr int kClusterMaxPacks = sizeof(T) < 4 ? 2 : kVecBackwardMaxPacks;
+template <typename T>
+constexpr int64_t kClusterMaxBackwardPackets =
+    int64_t{kVecBackwardThreads} * kClusterMaxPacks<T> * lab::kClusterMaxBlocks;
+
+template <typename T, int kPacks>
+__global__ void __launch_bounds__(kVecBackwardThreads) rmsnorm_cluster_backward_kernel(
+    const T* __restrict__ dy, const T* __restrict__ x, const T* __restrict__ w, const float* __restrict__ rstd,
+    T* __restrict__ dx, float* __restrict__ partials, int64_t rows, int cols, bool vec, int blocks_per_cluster) {
+  constexpr int kVec = lab::Packet<T>::kSize;
+  const int block_rank = static_cast<int>(blockIdx.x % blocks_per_cluster);  // 1-D clusters: consecutive blocks
+  const int S = blockDim.x, size = blocks_per_cluster * S, rank = block_rank * S + threadIdx.x;
+  const int64_t cluster = blockIdx.x / blocks_per_cluster, clusters = gridDim.x / blocks_per_cluster;
+  float acc[1][kPacks][kVec] = {};  // Σ dy·x̂ (dw) of this thread's columns over its cluster's rows
+  int parity = 0;
+  for (int64_t row = cluster; row < rows; row += clusters, parity ^= 1) {  // the same rows for the whole cluster
+    const int64_t offset = row * cols;
+    lab::RowWords<T, kPacks> xs, gs;
+    xs.load(x + offset, rank, size, cols, vec);
+    gs.load(dy + offset, rank, size, cols, vec);
+    const float rs = rstd[row];
+    float s = 0.0f;  // Σ w·dy·x̂ over this thread's part of the row
+#pragma unroll
+    for (int i = 0; i < kPacks; ++i) {
+      const uint4 wp = lab::load_words(w, rank + i * size, cols, vec);  // past the end: dy = w = 0, adding nothing
+#pragma unroll
+      for (int k = 0; k < kVec; ++k) {
+        const float xhat = xs(i, k) * rs, d = gs(i, k);
+        s += lab::word_element<T>(wp, k) * d * xhat;
+        acc[0][i][k] += d * xhat;
+      }
+    }
+    s = lab::cluster_row_sum<kVecBackwardThreads>(s, parity);
+    const float c_xhat = s / static_cast<float>(cols);
+    xs.rewiden();
+    gs.rewiden();
+    T* dxr = dx + offset;
+#pragma unroll
+    for (int i = 0; i < kPacks; ++i) {
+      const int packet = rank + i * size;
+      const uint4 wp = lab::load_words(w, packet, cols, vec);
+      float v[kVec];
+#pragma unroll
+      for (int k = 0; k < kVec; ++k)
+        v[k] = (lab::word_element<T>(wp, k) * gs(i, k) - xs(i, k) * rs * c_xhat) * rs;
+      lab::store_words(dxr, packet, cols, vec, v);
+    }
+  }
+  lab::cluster_done();
+  lab::write_register_sums<T, 1, kPacks, kVecBackwardThreads>(acc, partials, cols, block_rank * S, size, cluster,
+                                                              clusters);
+}
+
+template <typename T, int kPacks>
+cudaError_t launch_cluster_backward(const BackwardCall<T>& c, int blocks_per_cluster) {
+  const auto kernel = rmsnorm_cluster_backward_kernel<T, kPacks>;
+  const int64_t clusters = lab::resident_clusters(kernel, kVecBackwardThreads, blocks_per_cluster, c.rows);
+  if (clusters == 0) return run_block_backward(c);  // no cluster of this size fits: v4's path (v1 for these rows)
+  if (!c.workspace) return c.needs(clusters * c.cols);
+  cudaLaunchAttribute attribute;
+  const cudaLaunchConfig_t config = lab::cluster_config(static_cast<unsigned int>(clusters * blocks_per_cluster),
+                                                        kVecBackwardThreads, blocks_per_cluster, c.stream, &attribute);
+  if (cudaError_t err = cudaLaunchKernelEx(&config, kernel, c.dy, c.x, c.w, c.rstd, c.dx, c.workspace, c.rows,
+                                           static_cast<int>(c.cols), c.vec, blocks_per_cluster);
+      err != cudaSuccess)
+    return err;
+  return lab::sum_partials(c.workspace, clusters, c.cols, c.grads(), c.stream);
+}
+
+// v5: rows longer than v4 holds, up to kClusterMaxBackwardPackets, on a GPU with clusters; every other row goes to
+// v4.
+template <typename T>
+cudaError_t run_cluster_backward(const BackwardCall<T>& c) {
+  const int64_t packets = c.packets();
+  if (packets <= kBlockMaxBackwardPackets || packets > kClusterMaxBackwardPackets<T> || !lab::has_clusters())
+    return run_block_backward(c);
+  const int blocks = lab::cluster_blocks(packets, int64_t{kVecBackwardThreads} * kClusterMaxPacks<T>);
+  const int64_t threads = int64_t{blocks} * kVecBackwardThreads;
+  return lab::with_pow2<1, kClusterMaxPacks<T>>((packets + threads - 1) / threads, [&](auto packs) {
+    return launch_cluster_backward<T, decltype(packs)::value>(c, blocks);
+  });
+}
+
 cudaError_t launch_rmsnorm_vec(lab::DType dtype, const void* x, const void* w, void* y, float* rstd, int64_t rows,
                                int64_t cols, cudaStream_t stream) {
   return dispatch_forward(dtype, x, w, y, rstd, rows, cols, stream, [](const auto& c) { return run_vec(c); });
@@ -472,6 +565,14 @@ cudaError_t launch_rmsnorm_block_backward(lab::DType dtype, const void* dy, cons
                                           int64_t* workspace_floats, int64_t rows, int64_t cols, cudaStream_t stream) {
   return dispatch_backward(dtype, dy, x, w, rstd, dx, dw, workspace, workspace_floats, rows, cols, stream,
                            [](const auto& c) { return run_block_backward(c); });
+}
+
+cudaError_t launch_rmsnorm_cluster_backward(lab::DType dtype, const void* dy, const void* x, const void* w,
+                                            const float* rstd, void* dx, void* dw, float* workspace,
+                                            int64_t* workspace_floats, int64_t rows, int64_t cols,
+                                            cudaStream_t stream) {
+  return dispatch_backward(dtype, dy, x, w, rstd, dx, dw, workspace, workspace_floats, rows, cols, stream,
+                           [](const auto& c) { return run_cluster_backward(c); });
 }
 
 #else  // host half: the torch binding
@@ -587,6 +688,16 @@ std::tuple<at::Tensor, at::Tensor> rmsnorm_block_backward(const at::Tensor& dy, 
   return rmsnorm_backward(dy, x, w, rstd, "block_backward", launch_rmsnorm_block_backward);
 }
 
+// v5's forward is v4's: only its backward adds a path.
+std::tuple<at::Tensor, at::Tensor> rmsnorm_cluster(const at::Tensor& x, const at::Tensor& w) {
+  return rmsnorm_forward(x, w, "cluster", launch_rmsnorm_block);
+}
+
+std::tuple<at::Tensor, at::Tensor> rmsnorm_cluster_backward(const at::Tensor& dy, const at::Tensor& x,
+                                                            const at::Tensor& w, const at::Tensor& rstd) {
+  return rmsnorm_backward(dy, x, w, rstd, "cluster_backward", launch_rmsnorm_cluster_backward);
+}
+
 TORCH_LIBRARY(lab_rmsnorm, m) {
   m.def("naive(Tensor x, Tensor weight) -> (Tensor, Tensor)");
   m.def("naive_backward(Tensor dy, Tensor x, Tensor weight, Tensor rstd) -> (Tensor, Tensor)");
@@ -596,6 +707,8 @@ TORCH_LIBRARY(lab_rmsnorm, m) {
   m.def("vec_backward(Tensor dy, Tensor x, Tensor weight, Tensor rstd) -> (Tensor, Tensor)");
   m.def("block(Tensor x, Tensor weight) -> (Tensor, Tensor)");
   m.def("block_backward(Tensor dy, Tensor x, Tensor weight, Tensor rstd) -> (Tensor, Tensor)");
+  m.def("cluster(Tensor x, Tensor weight) -> (Tensor, Tensor)");
+  m.def("cluster_backward(Tensor dy, Tensor x, Tensor weight, Tensor rstd) -> (Tensor, Tensor)");
 }
 
 TORCH_LIBRARY_IMPL(lab_rmsnorm, CUDA, m) {
@@ -607,6 +720,8 @@ TORCH_LIBRARY_IMPL(lab_rmsnorm, CUDA, m) {
   m.impl("vec_backward", &rmsnorm_vec_backward);
   m.impl("block", &rmsnorm_block);
   m.impl("block_backward", &rmsnorm_block_backward);
+  m.impl("cluster", &rmsnorm_cluster);
+  m.impl("cluster_backward", &rmsnorm_cluster_backward);
 }
 
 #endif
