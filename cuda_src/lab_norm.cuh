@@ -408,4 +408,34 @@ int64_t resident_clusters(Kernel kernel, int threads, int blocks, int64_t cap) {
   return clusters < cap ? clusters : cap;
 }
 
+// v5's launch, given its kernel (whose last parameters are partials, rows, cols, vec and blocks per cluster, after
+// `args`): one wave of resident clusters of `blocks` blocks, each writing kGrads partial rows, then the sum over
+// them (sum_partials). Called with no workspace, it only says how many floats the workspace needs. Where no
+// cluster of that size fits, `fallback` (the step before) runs instead.
+template <int kGrads, typename Kernel, typename Call, typename Fallback, typename... Args>
+cudaError_t launch_in_clusters(Kernel kernel, const Call& c, int threads, int blocks, Fallback fallback,
+                               Args... args) {
+  const int64_t clusters = resident_clusters(kernel, threads, blocks, c.rows);
+  if (clusters == 0) return fallback();
+  if (!c.workspace) return c.needs(kGrads * clusters * c.cols);
+  cudaLaunchAttribute attribute;
+  const cudaLaunchConfig_t config =
+      cluster_config(static_cast<unsigned int>(clusters * blocks), threads, blocks, c.stream, &attribute);
+  if (cudaError_t err = cudaLaunchKernelEx(&config, kernel, args..., c.workspace, c.rows, static_cast<int>(c.cols),
+                                           c.vec, blocks);
+      err != cudaSuccess)
+    return err;
+  return sum_partials(c.workspace, clusters, c.cols, c.grads(), c.stream);
+}
+
+// v5's shape for a row of `packets`: `blocks` per cluster (cluster_blocks) of `threads` threads, each holding the
+// fewest packets (a power of two up to kMaxPacks) that hold the row; calls launch(packs, blocks) with packs a
+// std::integral_constant.
+template <int kMaxPacks, typename Launch>
+cudaError_t with_cluster_shape(int64_t packets, int threads, Launch launch) {
+  const int blocks = cluster_blocks(packets, int64_t{threads} * kMaxPacks);
+  const int64_t held = int64_t{blocks} * threads;
+  return with_pow2<1, kMaxPacks>((packets + held - 1) / held, [&](auto packs) { return launch(packs, blocks); });
+}
+
 }  // namespace lab

@@ -605,35 +605,18 @@ __global__ void __launch_bounds__(kVecBackwardThreads) layernorm_cluster_backwar
                                                               clusters);
 }
 
-// C blocks of 512 threads per row, kPacks packets per thread.
-template <typename T, int kPacks>
-cudaError_t launch_cluster_backward(const BackwardCall<T>& c, int blocks_per_cluster) {
-  const auto kernel = layernorm_cluster_backward_kernel<T, kPacks>;
-  const int64_t clusters = lab::resident_clusters(kernel, kVecBackwardThreads, blocks_per_cluster, c.rows);
-  if (clusters == 0) return run_block_backward(c);  // no cluster of this size fits: v4's path (v1 for these rows)
-  if (!c.workspace) return c.needs(2 * clusters * c.cols);
-  cudaLaunchAttribute attribute;
-  const cudaLaunchConfig_t config = lab::cluster_config(static_cast<unsigned int>(clusters * blocks_per_cluster),
-                                                        kVecBackwardThreads, blocks_per_cluster, c.stream, &attribute);
-  if (cudaError_t err = cudaLaunchKernelEx(&config, kernel, c.dy, c.x, c.w, c.mean, c.rstd, c.dx, c.workspace, c.rows,
-                                           static_cast<int>(c.cols), c.vec, blocks_per_cluster);
-      err != cudaSuccess)
-    return err;
-  return lab::sum_partials(c.workspace, clusters, c.cols, c.grads(), c.stream);
-}
-
 // v5: rows longer than v4 holds, up to kClusterMaxBackwardPackets, on a GPU with clusters; every other row goes to
-// v4. C is the smallest power of two (2 to 8) with at most kClusterMaxPacks packets per thread, kPacks the fewest
-// packets per thread that hold the row at that C.
+// v4 (also where no cluster of the size the row needs fits).
 template <typename T>
 cudaError_t run_cluster_backward(const BackwardCall<T>& c) {
   const int64_t packets = c.packets();
   if (packets <= kBlockMaxBackwardPackets || packets > kClusterMaxBackwardPackets<T> || !lab::has_clusters())
     return run_block_backward(c);
-  const int blocks = lab::cluster_blocks(packets, int64_t{kVecBackwardThreads} * kClusterMaxPacks<T>);
-  const int64_t threads = int64_t{blocks} * kVecBackwardThreads;
-  return lab::with_pow2<1, kClusterMaxPacks<T>>((packets + threads - 1) / threads, [&](auto packs) {
-    return launch_cluster_backward<T, decltype(packs)::value>(c, blocks);
+  return lab::with_cluster_shape<kClusterMaxPacks<T>>(packets, kVecBackwardThreads, [&](auto packs, int blocks) {
+    const auto kernel = layernorm_cluster_backward_kernel<T, decltype(packs)::value>;
+    const auto fallback = [&] { return run_block_backward(c); };
+    return lab::launch_in_clusters<2>(kernel, c, kVecBackwardThreads, blocks, fallback, c.dy, c.x, c.w, c.mean, c.rstd,
+                                      c.dx);
   });
 }
 
