@@ -10,6 +10,8 @@ Steps (each one a row, triton:<name>; measured figures: results/<gpu>/layernorm.
               its dweight and dbias sums in registers, writing its partial row once
   v3 prefetch + backward rows of up to 16K: the next row's loads issued before this row is reduced, so loads stay
               in flight while a program reduces (the forward is v2's)
+  v4 split    + backward rows past 16K: a row cut into chunks shared by programs, its sums gathered by a first
+              kernel and its dx written by a second (the row read twice; the forward is v2's)
 
 As in cuda_src/layernorm.cu, each step takes the rows it adds a path for and hands every other shape to the step
 before, so each row runs every shape (rows longer than v2 holds go to v1, whose tiles take any N).
@@ -388,3 +390,104 @@ def prefetch(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor):
 def prefetch_backward(dy, x, weight, bias, mean, rstd):
     _check(x, weight, ("bias", bias), grad=dy)
     return _prefetch_backward(dy, x, weight, bias, mean, rstd)
+
+
+# ---- split: a long row's backward shared by several programs. ------------------------------------------------------
+# Past MAX_PREFETCH_COLS the backward's row went to v2 (the row whole in one program, up to 32K: few programs, few
+# loads in flight) or to v1 (one program per row, each writing a whole partial row for every row it takes: at a few
+# hundred rows of 64K, more partial sums than x, dy and dx together; results/nvidia-h100-80gb-hbm3/
+# layernorm-backward-profile.md). v4 cuts each row into SPLIT_COLS-element chunks, so that programs share a row:
+#   1. layernorm_split_sums_kernel, one program per (row, chunk): the chunk's parts of the row's two sums
+#      (Σ w·dy·x̂, Σ w·dy), into an (M, chunks, 2) fp32 buffer;
+#   2. layernorm_split_backward_kernel, one program per (chunk, group of rows): for each row of its group it adds
+#      the row's chunk sums (the same values in the same order in every program of the row, so the same bits),
+#      writes dx for its chunk, and keeps dweight and dbias of its chunk's columns in registers across the group,
+#      writing one partial row per group; the groups are as many as fill the GPU SPLIT_PROGRAMS_PER_SM times over.
+# Each row is read twice, once per kernel: the second launch is the barrier between the row's sums and its dx,
+# since Triton's programs cannot wait for each other. CUDA's v5 keeps one read by passing a row's sums between the
+# blocks of a cluster (cuda_src/layernorm.cu).
+SPLIT_COLS = 4096
+SPLIT_WARPS = 8  # 16 values of each [SPLIT_COLS] vector per thread
+SPLIT_PROGRAMS_PER_SM = 2
+
+
+@triton.jit
+def layernorm_split_sums_kernel(dy_ptr, x_ptr, w_ptr, mean_ptr, rstd_ptr, sums_ptr, n, chunks, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    chunk = tl.program_id(1)
+    x, cols, mask = load_tile(x_ptr, row, n, chunk * BLOCK, BLOCK)
+    dy = load_tile(dy_ptr, row, n, chunk * BLOCK, BLOCK)[0]
+    w = load_tile(w_ptr, 0, n, chunk * BLOCK, BLOCK)[0]
+    xhat = tl.where(mask, (x - tl.load(mean_ptr + row)) * tl.load(rstd_ptr + row), 0.0)
+    wdy = w * dy
+    out = sums_ptr + (row * chunks + chunk) * 2
+    tl.store(out, tl.sum(wdy * xhat, axis=0))
+    tl.store(out + 1, tl.sum(wdy, axis=0))
+
+
+@triton.jit
+def layernorm_split_backward_kernel(dy_ptr, x_ptr, w_ptr, mean_ptr, rstd_ptr, sums_ptr, dx_ptr, dw_part_ptr,
+                                    db_part_ptr, m, n, chunks, rows_per_program, BLOCK: tl.constexpr,
+                                    CHUNKS: tl.constexpr):
+    chunk = tl.program_id(0)
+    g = tl.program_id(1).to(tl.int64)
+    start = chunk * BLOCK
+    w, cols, mask = load_tile(w_ptr, 0, n, start, BLOCK)
+    dw = tl.zeros([BLOCK], dtype=tl.float32)
+    db = tl.zeros([BLOCK], dtype=tl.float32)
+    which = tl.arange(0, CHUNKS)
+    first = g * rows_per_program
+    last = tl.minimum(first + rows_per_program, m)
+    for row in range(first, last):
+        row_sums = sums_ptr + (row * chunks + which) * 2
+        c_wdy_xhat = tl.sum(tl.load(row_sums, mask=which < chunks, other=0.0), axis=0) / n
+        c_wdy = tl.sum(tl.load(row_sums + 1, mask=which < chunks, other=0.0), axis=0) / n
+        x = load_tile(x_ptr, row, n, start, BLOCK)[0]
+        dy = load_tile(dy_ptr, row, n, start, BLOCK)[0]
+        rstd = tl.load(rstd_ptr + row)
+        xhat = tl.where(mask, (x - tl.load(mean_ptr + row)) * rstd, 0.0)
+        tl.store(dx_ptr + row * n + cols, ((w * dy - c_wdy - xhat * c_wdy_xhat) * rstd).to(dx_ptr.dtype.element_ty),
+                 mask=mask)
+        dw += dy * xhat
+        db += dy
+    tl.store(dw_part_ptr + g * n + cols, dw, mask=mask)  # a group with no rows writes zeros
+    tl.store(db_part_ptr + g * n + cols, db, mask=mask)
+
+
+def split_programs(m: int, chunks: int, device: torch.device) -> tuple[int, int]:
+    """(groups of rows, rows per group) of a split backward: chunks · groups programs fill the GPU
+    SPLIT_PROGRAMS_PER_SM times over, and each group writes one partial row."""
+    groups = min(m, max(1, triton.cdiv(SPLIT_PROGRAMS_PER_SM * sm_count(device), chunks)))
+    rows_per_program = triton.cdiv(m, groups)
+    return triton.cdiv(m, rows_per_program), rows_per_program
+
+
+def _split_backward(dy, x, weight, bias, mean, rstd):
+    m, n = x.shape
+    if n <= MAX_PREFETCH_COLS or not (m and n):
+        return _prefetch_backward(dy, x, weight, bias, mean, rstd)
+    chunks = triton.cdiv(n, SPLIT_COLS)
+    sums = torch.empty((m, chunks, 2), device=x.device, dtype=torch.float32)
+    layernorm_split_sums_kernel[(m, chunks)](dy, x, weight, mean, rstd, sums, n, chunks, BLOCK=SPLIT_COLS,
+                                             num_warps=SPLIT_WARPS)
+    groups, rows_per_program = split_programs(m, chunks, x.device)
+    dx = torch.empty_like(x)
+    grads = torch.empty((2, n), device=x.device, dtype=weight.dtype)  # dweight and dbias
+    part = partial_sums(groups, n, x.device, 2)
+    layernorm_split_backward_kernel[(chunks, groups)](dy, x, weight, mean, rstd, sums, dx, part[0], part[1], m, n,
+                                                      chunks, rows_per_program, BLOCK=SPLIT_COLS,
+                                                      CHUNKS=triton.next_power_of_2(chunks), num_warps=SPLIT_WARPS)
+    sum_partials(part, grads)
+    return dx, grads[0], grads[1]
+
+
+@variant("split")
+def split(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor):
+    _check(x, weight, ("bias", bias))
+    return _fused(x, weight, bias)
+
+
+@backward("split")
+def split_backward(dy, x, weight, bias, mean, rstd):
+    _check(x, weight, ("bias", bias), grad=dy)
+    return _split_backward(dy, x, weight, bias, mean, rstd)

@@ -9,6 +9,8 @@ Steps (each one a row, triton:<name>; measured figures: results/<gpu>/rmsnorm.md
               its dweight sums in registers, writing its partial row once
   v3 prefetch + backward rows of up to 16K: the next row's loads issued before this row is reduced, so loads stay
               in flight while a program reduces (the forward is v2's)
+  v4 split    + backward rows past 16K: a row cut into chunks shared by programs, its sum gathered by a first
+              kernel and its dx written by a second (the row read twice; the forward is v2's)
 
 triton_src/layernorm.py without the mean and the bias: one statistic per row, so v1's forward reads the row twice,
 not three times, and the backward reduces one gradient across rows, not two. What the two files share is
@@ -23,8 +25,9 @@ import triton.language as tl
 from compare.spec import backward, variant
 from compare.validate import InputError, check_inputs
 from triton_src.layernorm import (MAX_FUSED_BACKWARD_COLS, MAX_FUSED_COLS, MAX_PREFETCH_COLS, PREFETCH_VALUES,
-                                  WARP_CONFIGS, fused_backward_programs, fused_tile, load_tile, partial_sums,
-                                  sm_count, sum_partials, warps_worth_trying)
+                                  SPLIT_COLS, SPLIT_WARPS, WARP_CONFIGS, fused_backward_programs, fused_tile,
+                                  load_tile, partial_sums, sm_count, split_programs, sum_partials,
+                                  warps_worth_trying)
 
 EPS = 1e-6  # the spec's (specs/rmsnorm.py)
 
@@ -227,3 +230,66 @@ def prefetch(x: torch.Tensor, weight: torch.Tensor):
 def prefetch_backward(dy, x, weight, rstd):
     _check(x, weight, grad=dy)
     return _prefetch_backward(dy, x, weight, rstd)
+
+
+# ---- split: a long row's backward shared by several programs (layernorm.py's v4, with one sum per row). ----------
+@triton.jit
+def rmsnorm_split_sums_kernel(dy_ptr, x_ptr, w_ptr, rstd_ptr, sums_ptr, n, chunks, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    chunk = tl.program_id(1)
+    x, cols, mask = load_tile(x_ptr, row, n, chunk * BLOCK, BLOCK)
+    dy = load_tile(dy_ptr, row, n, chunk * BLOCK, BLOCK)[0]
+    w = load_tile(w_ptr, 0, n, chunk * BLOCK, BLOCK)[0]
+    tl.store(sums_ptr + row * chunks + chunk, tl.sum(w * dy * x * tl.load(rstd_ptr + row), axis=0))
+
+
+@triton.jit
+def rmsnorm_split_backward_kernel(dy_ptr, x_ptr, w_ptr, rstd_ptr, sums_ptr, dx_ptr, dw_part_ptr, m, n, chunks,
+                                  rows_per_program, BLOCK: tl.constexpr, CHUNKS: tl.constexpr):
+    chunk = tl.program_id(0)
+    g = tl.program_id(1).to(tl.int64)
+    start = chunk * BLOCK
+    w, cols, mask = load_tile(w_ptr, 0, n, start, BLOCK)
+    dw = tl.zeros([BLOCK], dtype=tl.float32)
+    which = tl.arange(0, CHUNKS)
+    first = g * rows_per_program
+    last = tl.minimum(first + rows_per_program, m)
+    for row in range(first, last):
+        c = tl.sum(tl.load(sums_ptr + row * chunks + which, mask=which < chunks, other=0.0), axis=0) / n
+        x = load_tile(x_ptr, row, n, start, BLOCK)[0]
+        dy = load_tile(dy_ptr, row, n, start, BLOCK)[0]
+        rstd = tl.load(rstd_ptr + row)
+        xhat = x * rstd
+        tl.store(dx_ptr + row * n + cols, ((w * dy - xhat * c) * rstd).to(dx_ptr.dtype.element_ty), mask=mask)
+        dw += dy * xhat
+    tl.store(dw_part_ptr + g * n + cols, dw, mask=mask)  # a group with no rows writes zeros
+
+
+def _split_backward(dy, x, weight, rstd):
+    m, n = x.shape
+    if n <= MAX_PREFETCH_COLS or not (m and n):
+        return _prefetch_backward(dy, x, weight, rstd)
+    chunks = triton.cdiv(n, SPLIT_COLS)
+    sums = torch.empty((m, chunks), device=x.device, dtype=torch.float32)
+    rmsnorm_split_sums_kernel[(m, chunks)](dy, x, weight, rstd, sums, n, chunks, BLOCK=SPLIT_COLS,
+                                           num_warps=SPLIT_WARPS)
+    groups, rows_per_program = split_programs(m, chunks, x.device)
+    dx, dweight = torch.empty_like(x), torch.empty_like(weight)
+    part = partial_sums(groups, n, x.device, 1)
+    rmsnorm_split_backward_kernel[(chunks, groups)](dy, x, weight, rstd, sums, dx, part, m, n, chunks,
+                                                    rows_per_program, BLOCK=SPLIT_COLS,
+                                                    CHUNKS=triton.next_power_of_2(chunks), num_warps=SPLIT_WARPS)
+    sum_partials(part, dweight.view(1, n))
+    return dx, dweight
+
+
+@variant("split")
+def split(x: torch.Tensor, weight: torch.Tensor):
+    _check(x, weight)
+    return _fused(x, weight)
+
+
+@backward("split")
+def split_backward(dy, x, weight, rstd):
+    _check(x, weight, grad=dy)
+    return _split_backward(dy, x, weight, rstd)
