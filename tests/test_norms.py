@@ -234,3 +234,30 @@ def test_rmsnorm_backward_one_column_large_offset_is_never_refused_as_degenerate
         if all(check.is_degenerate(ref, tol, dtype) for ref, tol in zip(refs, tolerances)):
             refused.append(seed)
     assert refused == []
+
+
+# ---- The long-row steps take the rows they are for -------------------------------------------------------------
+# Each step hands the rows it has no path for down to the step before, so a step whose own path never runs would
+# still pass every check, timed as its predecessor. On the rows it is for, its own kernels must be the ones launched.
+@pytest.mark.gpu
+@pytest.mark.parametrize("op_name,impl_name,kernel", [
+    ("layernorm-backward", "cuda:cluster", "layernorm_cluster_backward_kernel"),
+    ("rmsnorm-backward", "cuda:cluster", "rmsnorm_cluster_backward_kernel"),
+    ("layernorm-backward", "triton:split", "layernorm_split_backward_kernel"),
+    ("rmsnorm-backward", "triton:split", "rmsnorm_split_backward_kernel"),
+])
+@pytest.mark.parametrize("dtype,shape", [(torch.float32, (64, 20000)), (torch.bfloat16, (64, 65536)),
+                                         (torch.float32, (8, 40000))])
+def test_a_long_row_step_launches_its_own_kernels_on_long_rows(op_name, impl_name, kernel, dtype, shape):
+    from compare import timing
+
+    if impl_name.startswith("cuda:") and torch.cuda.get_device_capability()[0] < 9:
+        pytest.skip("thread-block clusters need compute capability 9.0")
+    op = discover.load_op(op_name)
+    impl = next(i for i in discover.implementations(op) if i.name == impl_name)
+    fn = impl.load()
+    device = torch.device("cuda")
+    state = fn.lab_prepare(*op.make_inputs(shape, dtype, device, torch.Generator(device=device).manual_seed(0)))
+    fn.lab_timed(*state)  # JIT compilation first
+    names = [a["name"] for a in timing.gpu_activities(lambda: fn.lab_timed(*state))]
+    assert any(kernel in name for name in names), f"{impl_name} at {shape} {dtype} launched {names}"
