@@ -109,17 +109,19 @@ __device__ __forceinline__ float fast_exp(float x) {
 
 inline bool is_aligned16(const void* p) { return (reinterpret_cast<std::uintptr_t>(p) & 15) == 0; }
 
-// The current device's SM count (0 if the runtime cannot say; the error is cleared so that it cannot surface later
-// as a launch error). For launchers that size their grid to the GPU.
-inline int sm_count() {
-  int device = 0, sms = 0;
-  if (cudaGetDevice(&device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
+// An attribute of the current device (0 if the runtime cannot say; the error is cleared so that it cannot surface
+// later as a launch error).
+inline int device_attribute(cudaDeviceAttr attribute) {
+  int device = 0, value = 0;
+  if (cudaGetDevice(&device) != cudaSuccess || cudaDeviceGetAttribute(&value, attribute, device) != cudaSuccess) {
     (void)cudaGetLastError();
     return 0;
   }
-  return sms;
+  return value;
 }
+
+// The current device's SM count (0 if the runtime cannot say). For launchers that size their grid to the GPU.
+inline int sm_count() { return device_attribute(cudaDevAttrMultiProcessorCount); }
 
 // Calls body.template operator()<T>() with T the CUDA storage type for `dtype`; returns cudaErrorInvalidValue for a
 // type the launcher was not built for (the host half rejects those first, with a message).

@@ -358,15 +358,7 @@ __device__ __forceinline__ void cluster_done() {
 }
 
 // Clusters run on compute capability 9.0 and later.
-inline bool has_clusters() {
-  int device = 0, major = 0;
-  if (cudaGetDevice(&device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return false;
-  }
-  return major >= 9;
-}
+inline bool has_clusters() { return device_attribute(cudaDevAttrComputeCapabilityMajor) >= 9; }
 
 // A launch of `kernel` in clusters of `blocks` blocks (1-D), `grid` blocks in all (a multiple of `blocks`).
 inline cudaLaunchConfig_t cluster_config(unsigned int grid, int threads, int blocks, cudaStream_t stream,

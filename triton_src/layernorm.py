@@ -324,10 +324,16 @@ def layernorm_fused_backward_kernel(dy_ptr, x_ptr, w_ptr, mean_ptr, rstd_ptr, dx
     tl.store(db_part_ptr + g * n + cols, db, mask=mask)
 
 
+def row_groups(m: int, wanted: int) -> tuple[int, int]:
+    """M rows in at most `wanted` (at least 1, at most M) contiguous groups of equal size but the last: (groups,
+    rows per group)."""
+    rows_per_group = triton.cdiv(m, min(m, max(1, wanted)))
+    return triton.cdiv(m, rows_per_group), rows_per_group
+
+
 def fused_backward_programs(m: int, device: torch.device) -> tuple[int, int]:
     """(G, rows per program) of a fused backward."""
-    rows_per_program = triton.cdiv(m, min(m, FUSED_PROGRAMS_PER_SM * sm_count(device)))
-    return triton.cdiv(m, rows_per_program), rows_per_program
+    return row_groups(m, FUSED_PROGRAMS_PER_SM * sm_count(device))
 
 
 def _launch_fused_backward(dy, x, weight, bias, mean, rstd, prefetch: bool):
@@ -457,9 +463,7 @@ def layernorm_split_backward_kernel(dy_ptr, x_ptr, w_ptr, mean_ptr, rstd_ptr, su
 def split_programs(m: int, chunks: int, device: torch.device) -> tuple[int, int]:
     """(groups of rows, rows per group) of a split backward: chunks · groups programs fill the GPU
     SPLIT_PROGRAMS_PER_SM times over, and each group writes one partial row."""
-    groups = min(m, max(1, triton.cdiv(SPLIT_PROGRAMS_PER_SM * sm_count(device), chunks)))
-    rows_per_program = triton.cdiv(m, groups)
-    return triton.cdiv(m, rows_per_program), rows_per_program
+    return row_groups(m, triton.cdiv(SPLIT_PROGRAMS_PER_SM * sm_count(device), chunks))
 
 
 def _split_backward(dy, x, weight, bias, mean, rstd):
