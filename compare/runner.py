@@ -438,28 +438,54 @@ def _call(pool, impl, name: str, *args, context: str = ""):
     return value
 
 
+class _OutOfMemory(Exception):
+    """A case ran out of GPU memory, in the parent (inputs, judging) or in the row's worker."""
+
+
 def _check(pool, op: Op, impl, case: schedule.CheckCase, device, seconds: dict | None = None) -> check.CheckResult:
-    with _gate.shared():  # inputs, calls and judging all use the GPU
-        return _check_case(pool, op, impl, case, device, seconds if seconds is not None else {})
+    """One case, beside the other rows' checks; where the GPU's memory, shared with them, ran out, the case again
+    with the GPU alone (rows checked at once each hold a case's inputs, outputs and float64 reference: eight rows
+    of a large case can fill a GPU that holds any one of them), and an error only where it does not fit alone."""
+    seconds = seconds if seconds is not None else {}
+    try:
+        with _gate.shared():  # inputs, calls and judging all use the GPU
+            return _check_case(pool, op, impl, case, device, seconds)
+    except _OutOfMemory:
+        pass
+    clock = _PhaseClock(seconds)
+    with clock("checks/run again alone, out of GPU memory beside other rows"), _gate.exclusive():
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()  # what the parent's threads left cached goes back before the case runs alone
+        try:
+            return _check_case(pool, op, impl, case, device, seconds)
+        except _OutOfMemory as oom:
+            return check.failed_result(op, impl.name, case, "error",
+                                       f"out of GPU memory with the GPU to itself: {oom}; this case does not fit "
+                                       f"this GPU (smaller check shapes in the spec, or a GPU with more memory)")
 
 
 def _check_case(pool, op: Op, impl, case: schedule.CheckCase, device, seconds: dict) -> check.CheckResult:
     """One case: the inputs made here, the calls in the worker, the judgment here; seconds gets the wall time of
-    the parent's two parts (the phase table's lines 'of the checks')."""
+    the parent's two parts (the phase table's lines 'of the checks'). Running out of GPU memory raises
+    _OutOfMemory, whichever process ran out."""
     clock = _PhaseClock(seconds)
-    with clock("checks/making inputs, in the parent"):
-        inputs = check.case_inputs(op, case, device)
-    start = time.perf_counter()
     try:
-        outputs = _call(pool, impl, "call_case", inputs.warmup, inputs.a, inputs.b, case.layout is not None,
-                        context=f" in {schedule.dtype_name(case.dtype)} {op.describe_shape(case.shape)} "
-                                f"({case.label})")
-    except RowFailure as failure:  # the row raised: an error on this case, and the row goes on
-        r = check.failed_result(op, impl.name, case, "error", failure.message)
-        return r
-    with clock("checks/judging, in the parent"):
-        outputs = _copied(outputs)
-        r = check.judge_case(op, impl.name, case, inputs, outputs)
+        with clock("checks/making inputs, in the parent"):
+            inputs = check.case_inputs(op, case, device)
+        start = time.perf_counter()
+        try:
+            outputs = _call(pool, impl, "call_case", inputs.warmup, inputs.a, inputs.b, case.layout is not None,
+                            context=f" in {schedule.dtype_name(case.dtype)} {op.describe_shape(case.shape)} "
+                                    f"({case.label})")
+        except RowFailure as failure:  # the row raised: an error on this case, and the row goes on
+            if failure.message.startswith(torch.OutOfMemoryError.__name__):
+                raise _OutOfMemory(f"in the row's worker: {failure.message.splitlines()[0]}") from None
+            return check.failed_result(op, impl.name, case, "error", failure.message)
+        with clock("checks/judging, in the parent"):
+            outputs = _copied(outputs)
+            r = check.judge_case(op, impl.name, case, inputs, outputs)
+    except torch.OutOfMemoryError as oom:
+        raise _OutOfMemory(f"in the parent: {str(oom).splitlines()[0]}") from None
     r.warmup_s = outputs.warmup_s if outputs.warmup_s else time.perf_counter() - start
     return r
 

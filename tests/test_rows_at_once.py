@@ -55,3 +55,80 @@ def test_rows_checked_at_once_get_the_same_checks_as_one_after_another():
         return (c.impl, c.dtype, c.shape, c.inputs, c.seed, c.ok)
 
     assert sorted(map(key, three.checks)) == sorted(map(key, one.checks))
+
+
+def _one_case(op_name="gelu"):
+    import torch
+
+    from compare import discover, schedule
+
+    op = discover.load_op(op_name)
+    return op, schedule.check_cases(op, "triton:basic", [torch.float32], False, [])[0]
+
+
+def test_a_case_out_of_gpu_memory_beside_other_rows_runs_again_with_the_gpu_alone(monkeypatch):
+    from compare import check, runner
+
+    op, case = _one_case()
+    gate, tries = runner._GpuGate(), []
+    monkeypatch.setattr(runner, "_gate", gate)
+
+    def case_that_fits_alone(pool, op, impl, case, device, seconds):
+        tries.append(gate._exclusive)
+        if not gate._exclusive:
+            raise runner._OutOfMemory("in the parent: CUDA out of memory")
+        return check.failed_result(op, impl.name, case, "ok", "")
+
+    monkeypatch.setattr(runner, "_check_case", case_that_fits_alone)
+
+    class Row:
+        name = "triton:basic"
+
+    seconds = {}
+    result = runner._check(None, op, Row(), case, "cpu", seconds)
+    assert tries == [False, True] and result.status == "ok"
+    assert "checks/run again alone, out of GPU memory beside other rows" in seconds
+
+
+def test_a_case_out_of_gpu_memory_alone_is_an_error_of_that_case_not_of_the_run(monkeypatch):
+    from compare import runner
+
+    op, case = _one_case()
+    monkeypatch.setattr(runner, "_gate", runner._GpuGate())
+
+    def case_too_large(pool, op, impl, case, device, seconds):
+        raise runner._OutOfMemory("in the row's worker: OutOfMemoryError: CUDA out of memory")
+
+    monkeypatch.setattr(runner, "_check_case", case_too_large)
+
+    class Row:
+        name = "triton:basic"
+
+    result = runner._check(None, op, Row(), case, "cpu")
+    assert result.status == "error" and "does not fit this GPU" in result.message and "row's worker" in result.message
+
+
+def test_a_worker_out_of_gpu_memory_is_told_from_a_row_that_raised():
+    import pytest
+
+    from compare import runner
+    from compare.isolate import RowFailure
+    from compare.results import Status
+
+    op, case = _one_case()
+
+    class Pool:
+        def __init__(self, message):
+            self.message = message
+
+        def call(self, name, *args):
+            raise RowFailure(Status.ERROR, self.message)
+
+    class Row:
+        name = "triton:basic"
+
+    with pytest.raises(runner._OutOfMemory, match="row's worker"):
+        runner._check_case(Pool("OutOfMemoryError (x.py:3): CUDA out of memory. Tried to allocate 512.00 MiB"),
+                           op, Row(), case, "cpu", {})
+    raised = runner._check_case(Pool("ValueError (x.py:3): wrong shape"), op, Row(), case, "cpu", {})
+    assert raised.status == "error" and "wrong shape" in raised.message
