@@ -314,6 +314,19 @@ def run_case_in_process(op: Op, impl_name: str, fn, case: CheckCase, device: tor
     return judge_case(op, impl_name, case, inputs, outputs)
 
 
+def schedule_failures(op: Op, impl_name: str, fn, dtypes, device: torch.device) -> list[str]:
+    """Every check case the schedule gives a row before timing (the interpreter's shapes without a GPU), each called
+    in this process: one line per case that did not pass. For tests of planted rows."""
+    from . import schedule
+
+    failed = []
+    for case in schedule.check_cases(op, impl_name, list(dtypes), device.type == "cuda", []):
+        result = run_case_in_process(op, impl_name, fn, case, device)
+        if not result.ok:
+            failed.append(f"{result.dtype} {result.shape} {result.inputs}: {result.status}: {result.message}")
+    return failed
+
+
 def check_case(op: Op, impl_name: str, fn, dtype: torch.dtype, shape: Shape, device: torch.device, seed: int,
                inputs_name: str = RANDOM, layout: str | None = None) -> CheckResult:
     """run_case_in_process for one (dtype, shape, input set, layout), with the seeds the schedule would give it."""

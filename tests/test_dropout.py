@@ -4,7 +4,7 @@ elements differently, ignore the seed, or multiply by the mask (a dropped inf tu
 import pytest
 import torch
 
-from compare import check, discover, schedule
+from compare import check, discover
 from specs import dropout
 
 OP = discover.load_op("dropout")
@@ -64,12 +64,7 @@ def _multiplied_by_the_mask(x, seed, p):
 
 
 def _failures(fn) -> list[str]:
-    failed = []
-    for case in schedule.check_cases(OP, "torch:planted", [torch.float32, torch.float16], False, []):
-        result = check.run_case_in_process(OP, "torch:planted", fn, case, torch.device("cpu"))
-        if not result.ok:
-            failed.append(f"{result.dtype} {result.shape} {result.inputs}: {result.status}: {result.message}")
-    return failed
+    return check.schedule_failures(OP, "torch:planted", fn, [torch.float32, torch.float16], torch.device("cpu"))
 
 
 def test_the_torch_row_passes_every_check():
