@@ -18,13 +18,14 @@ from compare.validate import InputError, check_inputs
 
 
 @triton.jit
-def _rotate(q_ptr, cos_ptr, sin_ptr, y_ptr, at, table, half, mask):
-    """y at offsets `at` (first half) and at + half from q, with the tables at offsets `table` (broadcast to `at`'s
-    shape): a·c − b·s and b·c + a·s in fp32."""
+def _rotate(q_ptr, cos_ptr, sin_ptr, y_ptr, at, table, half, mask, table_mask):
+    """y at offsets `at` (first half) and at + half from q, with the tables at offsets `table`, loaded in their own
+    shape (a [1, D/2] row is loaded once and its values broadcast, not loaded again for every row of `at`):
+    a·c − b·s and b·c + a·s in fp32."""
     a = tl.load(q_ptr + at, mask=mask).to(tl.float32)
     b = tl.load(q_ptr + at + half, mask=mask).to(tl.float32)
-    c = tl.load(cos_ptr + table, mask=mask).to(tl.float32)
-    s = tl.load(sin_ptr + table, mask=mask).to(tl.float32)
+    c = tl.load(cos_ptr + table, mask=table_mask).to(tl.float32)
+    s = tl.load(sin_ptr + table, mask=table_mask).to(tl.float32)
     tl.store(y_ptr + at, (a * c - b * s).to(y_ptr.dtype.element_ty), mask=mask)
     tl.store(y_ptr + at + half, (b * c + a * s).to(y_ptr.dtype.element_ty), mask=mask)
 
@@ -35,7 +36,7 @@ def rope_basic_kernel(q_ptr, cos_ptr, sin_ptr, y_ptr, seq_len, heads, half, HALF
     row = tl.program_id(0).to(tl.int64)  # int64: q may pass 2^31 elements
     position = (row // heads) % seq_len  # the token s of this row
     i = tl.arange(0, HALF_BLOCK)
-    _rotate(q_ptr, cos_ptr, sin_ptr, y_ptr, row * 2 * half + i, position * half + i, half, i < half)
+    _rotate(q_ptr, cos_ptr, sin_ptr, y_ptr, row * 2 * half + i, position * half + i, half, i < half, i < half)
 
 
 def _checked(q, cos, sin):
@@ -71,7 +72,7 @@ def rope_token_kernel(q_ptr, cos_ptr, sin_ptr, y_ptr, seq_len, heads, half, HEAD
     h = tl.arange(0, HEAD_BLOCK)[:, None]
     i = tl.arange(0, HALF_BLOCK)[None, :]
     at = (token_row * heads + h) * 2 * half + i
-    _rotate(q_ptr, cos_ptr, sin_ptr, y_ptr, at, position * half + i, half, (h < heads) & (i < half))
+    _rotate(q_ptr, cos_ptr, sin_ptr, y_ptr, at, position * half + i, half, (h < heads) & (i < half), i < half)
 
 
 @variant("token")
