@@ -454,8 +454,7 @@ def _check(pool, op: Op, impl, case: schedule.CheckCase, device, seconds: dict |
         pass
     clock = _PhaseClock(seconds)
     with clock("checks/run again alone, out of GPU memory beside other rows"), _gate.exclusive():
-        if torch.cuda.is_available():
-            torch.cuda.empty_cache()  # what the parent's threads left cached goes back before the case runs alone
+        torch.cuda.empty_cache()  # what the parent's threads left cached goes back before the case runs alone
         try:
             return _check_case(pool, op, impl, case, device, seconds)
         except _OutOfMemory as oom:

@@ -119,14 +119,8 @@ def make_inputs(shape, dtype, device, generator):
     """x from a normal distribution; p uniform in [0.05, 0.95) (as float32: any value, not only round ones, so the
     threshold's rounding is exercised); the seed uniform below 2^53."""
     x = _random_x(shape, dtype, device, generator)
-    p = float(torch.empty((), dtype=torch.float32).uniform_(0.05, 0.95, generator=_cpu(generator)))
+    p = float(0.05 + 0.9 * torch.rand((), generator=generator, device=device, dtype=torch.float32))  # a float32
     return _inputs_at(p, x, device, generator)
-
-
-def _cpu(generator: torch.Generator) -> torch.Generator:
-    """A CPU generator seeded from the case's generator (p is drawn on the host)."""
-    seed = int(torch.randint(0, 2**62, (1,), generator=generator, device=generator.device))
-    return torch.Generator().manual_seed(seed)
 
 
 def keep_all(shape, dtype, device, generator):

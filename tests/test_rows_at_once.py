@@ -57,6 +57,10 @@ def test_rows_checked_at_once_get_the_same_checks_as_one_after_another():
     assert sorted(map(key, three.checks)) == sorted(map(key, one.checks))
 
 
+class _Row:
+    name = "triton:basic"
+
+
 def _one_case(op_name="gelu"):
     import torch
 
@@ -81,11 +85,8 @@ def test_a_case_out_of_gpu_memory_beside_other_rows_runs_again_with_the_gpu_alon
 
     monkeypatch.setattr(runner, "_check_case", case_that_fits_alone)
 
-    class Row:
-        name = "triton:basic"
-
     seconds = {}
-    result = runner._check(None, op, Row(), case, "cpu", seconds)
+    result = runner._check(None, op, _Row(), case, "cpu", seconds)
     assert tries == [False, True] and result.status == "ok"
     assert "checks/run again alone, out of GPU memory beside other rows" in seconds
 
@@ -101,10 +102,7 @@ def test_a_case_out_of_gpu_memory_alone_is_an_error_of_that_case_not_of_the_run(
 
     monkeypatch.setattr(runner, "_check_case", case_too_large)
 
-    class Row:
-        name = "triton:basic"
-
-    result = runner._check(None, op, Row(), case, "cpu")
+    result = runner._check(None, op, _Row(), case, "cpu")
     assert result.status == "error" and "does not fit this GPU" in result.message and "row's worker" in result.message
 
 
@@ -124,11 +122,8 @@ def test_a_worker_out_of_gpu_memory_is_told_from_a_row_that_raised():
         def call(self, name, *args):
             raise RowFailure(Status.ERROR, self.message)
 
-    class Row:
-        name = "triton:basic"
-
     with pytest.raises(runner._OutOfMemory, match="row's worker"):
         runner._check_case(Pool("OutOfMemoryError (x.py:3): CUDA out of memory. Tried to allocate 512.00 MiB"),
-                           op, Row(), case, "cpu", {})
-    raised = runner._check_case(Pool("ValueError (x.py:3): wrong shape"), op, Row(), case, "cpu", {})
+                           op, _Row(), case, "cpu", {})
+    raised = runner._check_case(Pool("ValueError (x.py:3): wrong shape"), op, _Row(), case, "cpu", {})
     assert raised.status == "error" and "wrong shape" in raised.message
