@@ -466,7 +466,7 @@ def _check(pool, op: Op, impl, case: schedule.CheckCase, device, seconds: dict |
 def _check_case(pool, op: Op, impl, case: schedule.CheckCase, device, seconds: dict) -> check.CheckResult:
     """One case: the inputs made here, the calls in the worker, the judgment here; seconds gets the wall time of
     the parent's two parts (the phase table's lines 'of the checks'). Running out of GPU memory raises
-    _OutOfMemory, whichever process ran out."""
+    _OutOfMemory, whichever process ran out, once both have given back what they hold cached."""
     clock = _PhaseClock(seconds)
     try:
         with clock("checks/making inputs, in the parent"):
@@ -478,15 +478,42 @@ def _check_case(pool, op: Op, impl, case: schedule.CheckCase, device, seconds: d
                                     f"({case.label})")
         except RowFailure as failure:  # the row raised: an error on this case, and the row goes on
             if failure.message.startswith(torch.OutOfMemoryError.__name__):
+                del inputs
+                _release_cached_memory(pool, impl)
                 raise _OutOfMemory(f"in the row's worker: {failure.message.splitlines()[0]}") from None
             return check.failed_result(op, impl.name, case, "error", failure.message)
         with clock("checks/judging, in the parent"):
             outputs = _copied(outputs)
             r = check.judge_case(op, impl.name, case, inputs, outputs)
     except torch.OutOfMemoryError as oom:
-        raise _OutOfMemory(f"in the parent: {str(oom).splitlines()[0]}") from None
+        parent_ran_out = str(oom).splitlines()[0]
+    else:
+        parent_ran_out = None
+    if parent_ran_out is not None:  # here, not in the except clause, whose traceback holds the tensors of its frames
+        inputs = outputs = None
+        _release_cached_memory(pool, impl)
+        raise _OutOfMemory(f"in the parent: {parent_ran_out}")
     r.warmup_s = outputs.warmup_s if outputs.warmup_s else time.perf_counter() - start
+    if _case_bytes(inputs) >= RELEASE_AFTER_BYTES:
+        del inputs, outputs
+        _release_cached_memory(pool, impl)
     return r
+
+
+def _release_cached_memory(pool, impl) -> None:
+    _call(pool, impl, "release_cached_memory")
+    torch.cuda.empty_cache()
+
+
+# After a case whose largest input is this big, the row's worker and the parent give their cached GPU memory back:
+# a worker keeps what its last case allocated (inputs, outputs, poisoned blocks: several times the input) while it
+# waits, and beside other rows' checks of the same large case that is what runs the GPU out of memory. Below it the
+# cache is small and the extra round trip per case would add up.
+RELEASE_AFTER_BYTES = 64 << 20
+
+
+def _case_bytes(inputs) -> int:
+    return max((t.untyped_storage().nbytes() for t in inputs.a if isinstance(t, torch.Tensor)), default=0)
 
 
 def _copied(outputs):

@@ -138,6 +138,10 @@ class Op:
     # A shape where some tensor has more than 2^31 elements: the bad-input tests run every row at it (16-bit dtype)
     # and check the last rows of the output, to catch 32-bit index overflow.
     index_overflow_shape: Shape | None = None
+    # For an op whose output depends on each element's place in the whole input (a mask drawn from a counter-based
+    # generator of the element's index): the reference of a slice, f(first, *inputs), the inputs holding elements
+    # first, first + 1, ... of the whole call. The 2^31 test judges the output's last elements with it.
+    reference_from: Callable[..., torch.Tensor] | None = None
     # Where a shape is a tuple of named sizes (M, N, K), how to print it; default "1024x4096".
     shape_names: Sequence[str] | None = None
     # The (dtype, bench shape) cells where the report's ladder table shows what each step of a kernel file bought

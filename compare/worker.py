@@ -68,6 +68,15 @@ def poison_free_cpu_memory(inputs) -> None:
         del blocks
 
 
+def release_cached_memory() -> None:
+    """Give the GPU memory this process's allocator keeps cached back to the driver (and free the blocks handed to
+    the parent through CUDA IPC once it has let go of them): a worker idle after a large case would otherwise hold
+    that memory while other rows' checks need it."""
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        torch.cuda.ipc_collect()
+        torch.cuda.empty_cache()
+
+
 def _sync(device: torch.device) -> None:
     if device.type == "cuda":
         torch.cuda.synchronize(device)

@@ -72,15 +72,29 @@ def keep_threshold(p: float) -> int:
 REFERENCE_GROUPS = 1 << 22  # groups per step of the reference: a few int64 tensors of 32 MB at a time
 
 
-def reference(x, seed, p):
+def keep_mask(seed: int, p: float, first: int, n: int, device) -> torch.Tensor:
+    """Whether elements first .. first + n - 1 of a call are kept, as bools, computed REFERENCE_GROUPS generator
+    calls at a time."""
+    keep, threshold = torch.empty(n, dtype=torch.bool, device=device), keep_threshold(p)
+    end_group = (first + n + 3) // 4
+    for group in range(first // 4, end_group, REFERENCE_GROUPS):
+        words = random_words(seed, group, min(REFERENCE_GROUPS, end_group - group), device)
+        start = 4 * group - first  # where this step's first word falls among the n elements (negative at first)
+        words = words[max(0, -start): n - start]
+        keep[max(0, start): max(0, start) + words.numel()] = words >= threshold
+    return keep
+
+
+def reference_from(first: int, x, seed, p):
+    """The reference for elements first, first + 1, ... of a call, given those elements as x: the mask's words
+    are those of their place in the whole call."""
     seed, p = int(seed.item()), float(p.item())
-    n, threshold = x.numel(), keep_threshold(p)
-    keep = torch.empty(n, dtype=torch.bool, device=x.device)
-    for first in range(0, (n + 3) // 4, REFERENCE_GROUPS):
-        groups = min(REFERENCE_GROUPS, (n + 3) // 4 - first)
-        words = random_words(seed, first, groups, x.device)[: n - 4 * first]
-        keep[4 * first: 4 * first + words.numel()] = words >= threshold
-    return torch.where(keep.reshape(x.shape), x / (1.0 - p), torch.zeros((), dtype=x.dtype, device=x.device))
+    keep = keep_mask(seed, p, first, x.numel(), x.device).reshape(x.shape)
+    return torch.where(keep, x / (1.0 - p), torch.zeros((), dtype=x.dtype, device=x.device))
+
+
+def reference(x, seed, p):
+    return reference_from(0, x, seed, p)
 
 
 def torch_eager(x, seed, p):
@@ -157,6 +171,7 @@ OP = Op(
     summary="seeded dropout, Philox 4x32-10 mask (elementwise, memory-bound)",
     make_inputs=make_inputs,
     reference=reference,
+    reference_from=reference_from,
     torch_eager=torch_eager,
     bytes_moved=lambda shape, dtype: 2 * math.prod(shape) * dtype.itemsize,
     flops=lambda shape: math.prod(shape),

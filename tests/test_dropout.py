@@ -41,6 +41,18 @@ def test_the_reference_in_steps_equals_it_in_one(monkeypatch):
     assert torch.equal(dropout.reference(x, seed, p), whole)
 
 
+def test_the_reference_of_a_slice_is_the_slice_of_the_reference(monkeypatch):
+    """reference_from(first, x[first:]) is reference(x)[first:] at every offset mod 4 (a slice can start inside a
+    generator call's four words), in one step and in many."""
+    x = torch.randn(4099, dtype=torch.float64)
+    seed, p = torch.tensor([2.0**40 + 3], dtype=torch.float64), torch.tensor([0.5], dtype=torch.float64)
+    whole = dropout.reference(x, seed, p)
+    for groups in (dropout.REFERENCE_GROUPS, 5):
+        monkeypatch.setattr(dropout, "REFERENCE_GROUPS", groups)
+        for first in (1, 2, 3, 4, 1001, 4098):
+            assert torch.equal(dropout.reference_from(first, x[first:], seed, p), whole[first:]), (groups, first)
+
+
 def _fresh_mask(x, seed, p):
     keep = torch.rand(x.shape, device=x.device) >= p
     return torch.where(keep, x.float() / (1 - p), 0.0).to(x.dtype)

@@ -117,13 +117,43 @@ def test_a_worker_out_of_gpu_memory_is_told_from_a_row_that_raised():
 
     class Pool:
         def __init__(self, message):
-            self.message = message
+            self.message, self.calls = message, []
 
         def call(self, name, *args):
-            raise RowFailure(Status.ERROR, self.message)
+            self.calls.append(name)
+            if name == "call_case":
+                raise RowFailure(Status.ERROR, self.message)
 
+    out_of_memory = Pool("OutOfMemoryError (x.py:3): CUDA out of memory. Tried to allocate 512.00 MiB")
     with pytest.raises(runner._OutOfMemory, match="row's worker"):
-        runner._check_case(Pool("OutOfMemoryError (x.py:3): CUDA out of memory. Tried to allocate 512.00 MiB"),
-                           op, _Row(), case, "cpu", {})
-    raised = runner._check_case(Pool("ValueError (x.py:3): wrong shape"), op, _Row(), case, "cpu", {})
-    assert raised.status == "error" and "wrong shape" in raised.message
+        runner._check_case(out_of_memory, op, _Row(), case, "cpu", {})
+    # The worker gives back what it holds before the case runs again alone: an idle worker's cache is memory the
+    # case alone would otherwise not have.
+    assert out_of_memory.calls == ["call_case", "release_cached_memory"]
+    wrong = Pool("ValueError (x.py:3): wrong shape")
+    raised = runner._check_case(wrong, op, _Row(), case, "cpu", {})
+    assert raised.status == "error" and "wrong shape" in raised.message and wrong.calls == ["call_case"]
+
+
+def test_the_worker_gives_its_cached_memory_back_after_a_large_case_only(monkeypatch):
+    from compare import runner, worker
+
+    op, case = _one_case()
+
+    class Pool:  # a row that returns the reference, called in this process
+        def __init__(self):
+            self.calls = []
+
+        def call(self, name, *args):
+            self.calls.append(name)
+            if name == "call_case":
+                return worker.call_case(*args, fn=lambda x: op.reference(x.double()).to(x.dtype))
+            return getattr(worker, name)(*args)
+
+    small = Pool()
+    assert runner._check_case(small, op, _Row(), case, "cpu", {}).status == "ok"
+    assert small.calls == ["call_case"]
+    monkeypatch.setattr(runner, "RELEASE_AFTER_BYTES", 1)
+    large = Pool()
+    assert runner._check_case(large, op, _Row(), case, "cpu", {}).status == "ok"
+    assert large.calls == ["call_case", "release_cached_memory"]
