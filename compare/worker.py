@@ -175,17 +175,24 @@ class _Recorder:
         return out
 
 
+def _timed_call(fn, sets):
+    """The call that is timed and its input sets: the row's own call, or, for a row that declares a preparation
+    (lab_prepare: a backward pass runs its forward, an in-place peer copies the input it overwrites), the prepared
+    sets and the call it times (lab_timed)."""
+    if not hasattr(fn, "lab_prepare"):
+        return fn, sets
+    device = sets[0][0].device
+    sets = [fn.lab_prepare(*s) for s in sets]
+    _sync(device)
+    return fn.lab_timed, sets
+
+
 def time_cell(sets, impl: str, dtype: str, shape: str, nbytes: int, flops: int, graph: bool,
               profile_check: bool) -> TimedOutputs:
     """One timed cell: the row's calls rotating over the input sets (timing.measure), the outputs of the first and
     last timed call kept for the parent to judge. A backward pass (compare.passes) runs its forward on each input
     set here, before timing, and times the backward alone."""
-    fn = _fn()
-    if hasattr(fn, "lab_prepare"):
-        device = sets[0][0].device
-        sets = [fn.lab_prepare(*s) for s in sets]
-        fn = fn.lab_timed
-        _sync(device)
+    fn, sets = _timed_call(_fn(), sets)
     recorder = _Recorder(fn, sets)
     t = timing.time_calls(recorder, impl=impl, dtype=dtype, shape=shape, nbytes=nbytes, flops=flops, graph=graph,
                           on_timed=lambda on: setattr(recorder, "recording", on),
@@ -203,7 +210,7 @@ def kernels_launched(input_sets) -> list[dict]:
     stream, and the stream the harness times on, found from a marker kernel (torch's spin kernel, a few cycles)
     launched there just before each call in the same trace. The GPU is idle between calls, so each call's
     activities lie between its marker and the next."""
-    fn = _fn()
+    fn, input_sets = _timed_call(_fn(), input_sets)  # the kernels of the call that is timed
     for inputs in input_sets:
         fn(*inputs)  # warm: JIT compilation and autotuning are not the call's own kernels
     torch.cuda.synchronize()

@@ -5,6 +5,9 @@
 // Steps (each one a row, cuda:<name>; measured figures: results/<gpu>/dropout.md):
 //   v1 naive    one thread per element, one generator call per element (three of its four words thrown away)
 //   v2 vec      one thread per 128-bit packet, one generator call per four elements, every word used
+//   v3 resident as many threads as the GPU holds at once, each taking packet after packet: what v2 does once per
+//               thread for eight 16-bit elements (read the seed and p, the threshold, 1/(1-p), the ten round keys)
+//               done once for many packets, and two packets loaded before either is computed
 //
 // The generator is written out below (twenty lines). It is the function curand calls curand_Philox4x32_10 in
 // curand_philox4x32_x.h; curand's state API (curand_init + curand4) would also fit v2, but each curand4 call
@@ -21,6 +24,8 @@ cudaError_t launch_dropout_naive(lab::DType dtype, const void* x, const int64_t*
                                  int64_t n, cudaStream_t stream);
 cudaError_t launch_dropout_vec(lab::DType dtype, const void* x, const int64_t* seed, const float* p, void* y,
                                int64_t n, cudaStream_t stream);
+cudaError_t launch_dropout_resident(lab::DType dtype, const void* x, const int64_t* seed, const float* p, void* y,
+                                    int64_t n, cudaStream_t stream);
 
 #ifdef __CUDACC__
 #include "lab_device.cuh"
@@ -151,6 +156,106 @@ cudaError_t launch_dropout_vec(lab::DType dtype, const void* x, const int64_t* s
   });
 }
 
+// ---- v3 resident: a grid the GPU holds at once, each thread taking packets in turn. -------------------------------
+// Profiled at the bench's largest shape (results/<gpu>/dropout-profile.md), v2's 16-bit kernel issues about 25
+// instructions per element against the generator's 10, and its integer pipe is the busiest unit: every thread
+// pays its set-up (two loads, the clamp, ceil and the IEEE division, the ten round keys, a 64-bit index) for one
+// packet of eight elements. Here a thread pays it once: the round keys sit in twenty registers for the generator
+// calls of every packet it takes, and the threshold is a 32-bit compare (p = 1, whose threshold 2^32 no word
+// reaches, is a flag folded into the same predicate). Each turn loads two packets before computing either, so
+// twice the bytes are in flight per thread while the generator runs.
+struct RoundKeys {
+  uint32_t k0[10], k1[10];
+};
+
+__device__ __forceinline__ RoundKeys round_keys(uint2 key) {
+  RoundKeys r;
+#pragma unroll
+  for (int round = 0; round < 10; ++round) {
+    r.k0[round] = key.x + round * kPhiloxW0;  // wraps mod 2^32, as the generator's key bumps do
+    r.k1[round] = key.y + round * kPhiloxW1;
+  }
+  return r;
+}
+
+__device__ __forceinline__ uint4 philox4x32_10(uint4 counter, const RoundKeys& keys) {
+#pragma unroll
+  for (int round = 0; round < 10; ++round) {
+    const uint32_t hi0 = __umulhi(kPhiloxM0, counter.x), lo0 = kPhiloxM0 * counter.x;
+    const uint32_t hi1 = __umulhi(kPhiloxM1, counter.z), lo1 = kPhiloxM1 * counter.z;
+    counter = make_uint4(hi1 ^ counter.y ^ keys.k0[round], lo1, hi0 ^ counter.w ^ keys.k1[round], lo0);
+  }
+  return counter;
+}
+
+struct ResidentParams {
+  RoundKeys keys;
+  uint32_t threshold;  // min(ceil(p * 2^32), 2^32 - 1)
+  bool keep_none;      // ceil(p * 2^32) = 2^32: no word reaches it
+  float scale;
+};
+
+template <typename T>
+__device__ __forceinline__ lab::Packet<T> dropout_packet(lab::Packet<T> packet, uint64_t first_group,
+                                                          const ResidentParams& d) {
+  constexpr int kPack = lab::Packet<T>::kSize;
+#pragma unroll
+  for (int g = 0; g < kPack / 4; ++g) {
+    const uint64_t group = first_group + g;
+    const uint4 w = philox4x32_10(
+        make_uint4(static_cast<uint32_t>(group), static_cast<uint32_t>(group >> 32), 0u, 0u), d.keys);
+#pragma unroll
+    for (int lane = 0; lane < 4; ++lane) {
+      const int k = 4 * g + lane;
+      const bool keep = word_of(w, lane) >= d.threshold && !d.keep_none;
+      packet.v[k] = lab::from_float<T>(keep ? lab::to_float(packet.v[k]) * d.scale : 0.0f);
+    }
+  }
+  return packet;
+}
+
+template <typename T>
+__global__ void dropout_resident_kernel(const T* __restrict__ x, const int64_t* __restrict__ seed,
+                                        const float* __restrict__ p, T* __restrict__ y, int64_t n) {
+  constexpr int kPack = lab::Packet<T>::kSize;
+  const DropoutParams once = read_params(seed, p);
+  const ResidentParams d{round_keys(once.key), static_cast<uint32_t>(min(once.threshold, uint64_t{0xFFFFFFFFu})),
+                         once.threshold > 0xFFFFFFFFull, once.scale};
+  const int64_t n_packets = n / kPack;
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  for (; i + stride < n_packets; i += 2 * stride) {  // two packets per turn, both loaded first
+    const lab::Packet<T> a = lab::load_packet(x + i * kPack);
+    const lab::Packet<T> b = lab::load_packet(x + (i + stride) * kPack);
+    lab::store_packet(y + i * kPack, dropout_packet<T>(a, static_cast<uint64_t>(i) * (kPack / 4), d));
+    lab::store_packet(y + (i + stride) * kPack,
+                      dropout_packet<T>(b, static_cast<uint64_t>(i + stride) * (kPack / 4), d));
+  }
+  if (i < n_packets) {
+    lab::store_packet(y + i * kPack,
+                      dropout_packet<T>(lab::load_packet(x + i * kPack), static_cast<uint64_t>(i) * (kPack / 4), d));
+  }
+  // The tail past the last whole packet (fewer than kPack elements): one thread each, as v1.
+  const int64_t j = n_packets * kPack + static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (j < n) dropout_element(x, y, j, once);
+}
+
+cudaError_t launch_dropout_resident(lab::DType dtype, const void* x, const int64_t* seed, const float* p, void* y,
+                                    int64_t n, cudaStream_t stream) {
+  return lab::dispatch_float_types(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    constexpr int kThreads = 256;
+    constexpr int kPack = lab::Packet<T>::kSize;
+    if (!lab::is_aligned16(x) || !lab::is_aligned16(y)) return launch_dropout_vec(dtype, x, seed, p, y, n, stream);
+    const int64_t packets = n / kPack;
+    const int64_t wanted = (packets + 2 * kThreads - 1) / (2 * kThreads);  // two packets per thread at least
+    const unsigned int grid = lab::resident_grid(dropout_resident_kernel<T>, kThreads, 0, wanted > 0 ? wanted : 1);
+    dropout_resident_kernel<T><<<grid, kThreads, 0, stream>>>(static_cast<const T*>(x), seed, p,
+                                                               static_cast<T*>(y), n);
+    return cudaGetLastError();
+  });
+}
+
 #else  // host half: the torch binding
 
 #include "lab_torch.h"
@@ -184,15 +289,20 @@ at::Tensor dropout_naive(const at::Tensor& x, const at::Tensor& seed, const at::
 at::Tensor dropout_vec(const at::Tensor& x, const at::Tensor& seed, const at::Tensor& p) {
   return run_dropout(x, seed, p, "vec", launch_dropout_vec);
 }
+at::Tensor dropout_resident(const at::Tensor& x, const at::Tensor& seed, const at::Tensor& p) {
+  return run_dropout(x, seed, p, "resident", launch_dropout_resident);
+}
 
 TORCH_LIBRARY(lab_dropout, m) {
   m.def("naive(Tensor x, Tensor seed, Tensor p) -> Tensor");
   m.def("vec(Tensor x, Tensor seed, Tensor p) -> Tensor");
+  m.def("resident(Tensor x, Tensor seed, Tensor p) -> Tensor");
 }
 
 TORCH_LIBRARY_IMPL(lab_dropout, CUDA, m) {
   m.impl("naive", &dropout_naive);
   m.impl("vec", &dropout_vec);
+  m.impl("resident", &dropout_resident);
 }
 
 #endif

@@ -1,5 +1,6 @@
 // Device-side helpers shared by the kernels of every op (included only in the `#ifdef __CUDACC__` half).
 #pragma once
+#include <climits>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <type_traits>
@@ -122,6 +123,22 @@ inline int device_attribute(cudaDeviceAttr attribute) {
 
 // The current device's SM count (0 if the runtime cannot say). For launchers that size their grid to the GPU.
 inline int sm_count() { return device_attribute(cudaDevAttrMultiProcessorCount); }
+
+// Blocks of `kernel` (at `threads` per block) that the whole GPU holds at once, at most `cap`, at least 1: the grid
+// of a kernel whose blocks each take many pieces of the work in turn (a norm backward's partial rows, dropout v3's
+// packets), where more blocks than fit at once would only add blocks, not bandwidth.
+template <typename Kernel>
+unsigned int resident_grid(Kernel kernel, int threads, size_t dynamic_smem, int64_t cap) {
+  int per_sm = 0;
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, dynamic_smem) != cudaSuccess) {
+    (void)cudaGetLastError();  // the launch reports whatever made the query fail
+    per_sm = 1;
+  }
+  int64_t blocks = int64_t{per_sm > 0 ? per_sm : 1} * (sm_count() > 0 ? sm_count() : 1);
+  if (blocks > cap) blocks = cap;
+  if (blocks > INT_MAX) blocks = INT_MAX;
+  return static_cast<unsigned int>(blocks > 0 ? blocks : 1);
+}
 
 // Calls body.template operator()<T>() with T the CUDA storage type for `dtype`; returns cudaErrorInvalidValue for a
 // type the launcher was not built for (the host half rejects those first, with a message).

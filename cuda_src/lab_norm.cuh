@@ -37,22 +37,6 @@ inline int64_t pow2_at_least(int64_t n) {
   return p;
 }
 
-// Blocks of `kernel` (at `threads` per block) that the whole GPU holds at once, at most `cap`, at least 1. The
-// backwards size their grid this way: every block writes one partial row per gradient, so the grid is the number
-// of partial rows, and more blocks than fit at once would add partial rows without adding bandwidth.
-template <typename Kernel>
-unsigned int resident_grid(Kernel kernel, int threads, size_t dynamic_smem, int64_t cap) {
-  int per_sm = 0;
-  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, dynamic_smem) != cudaSuccess) {
-    (void)cudaGetLastError();  // the launch reports whatever made the query fail
-    per_sm = 1;
-  }
-  int64_t blocks = int64_t{per_sm > 0 ? per_sm : 1} * (sm_count() > 0 ? sm_count() : 1);
-  if (blocks > cap) blocks = cap;
-  if (blocks > INT_MAX) blocks = INT_MAX;
-  return static_cast<unsigned int>(blocks > 0 ? blocks : 1);
-}
-
 // ---- The sum over rows: partial rows, then a sum per column. --------------------------------------------------
 // A backward adds each row's dy·x̂ (and dy) into every column's dweight (and dbias). Every step after v1 does it in
 // two stages: each block sums the rows it took into one partial row per gradient, stored in a workspace laid out

@@ -9,7 +9,7 @@
 //
 // Memory-bound: q is read once and y written once; the tables are H times smaller than q and every head of a token
 // reads the same row of them, from cache after the first. Spec: specs/rope.py. Triton side: triton_src/rope.py.
-#include "lab.h"
+#include "lab_rope.cuh"
 
 cudaError_t launch_rope_naive(lab::DType dtype, const void* q, const void* cos, const void* sin, void* y,
                               int64_t rows, int64_t seq_len, int64_t heads, int64_t half, cudaStream_t stream);
@@ -18,11 +18,6 @@ cudaError_t launch_rope_vec(lab::DType dtype, const void* q, const void* cos, co
 
 #ifdef __CUDACC__
 #include "lab_device.cuh"
-
-// Row r of q (one token's one head, D values) belongs to token (r / heads) % seq_len.
-__device__ __forceinline__ int64_t token_of(int64_t row, int64_t seq_len, int64_t heads) {
-  return (row / heads) % seq_len;
-}
 
 // ---- v1 naive: one thread per pair. ------------------------------------------------------------------------------
 // Each thread loads its two elements of q and its entry of each table and stores two outputs: 2- or 4-byte accesses,
@@ -33,7 +28,7 @@ __global__ void rope_naive_kernel(const T* __restrict__ q, const T* __restrict__
   const int64_t pair = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;  // 64-bit: q may pass 2^31
   if (pair >= rows * half) return;
   const int64_t row = pair / half, i = pair % half;
-  const int64_t at = row * 2 * half + i, table = token_of(row, seq_len, heads) * half + i;
+  const int64_t at = row * 2 * half + i, table = lab::rope_token_of(row, seq_len, heads) * half + i;
   const float a = lab::to_float(q[at]), b = lab::to_float(q[at + half]);
   const float c = lab::to_float(cos[table]), s = lab::to_float(sin[table]);
   y[at] = lab::from_float<T>(a * c - b * s);
@@ -62,7 +57,7 @@ __global__ void rope_vec_kernel(const T* __restrict__ q, const T* __restrict__ c
   const int64_t t = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (t >= rows * packets_per_half) return;
   const int64_t row = t / packets_per_half, i = (t % packets_per_half) * kPack;
-  const int64_t at = row * 2 * half + i, table = token_of(row, seq_len, heads) * half + i;
+  const int64_t at = row * 2 * half + i, table = lab::rope_token_of(row, seq_len, heads) * half + i;
   lab::Packet<T> first = lab::load_packet(q + at), second = lab::load_packet(q + at + half);
   const lab::Packet<T> c = lab::load_packet(cos + table), s = lab::load_packet(sin + table);
 #pragma unroll
@@ -96,41 +91,11 @@ cudaError_t launch_rope_vec(lab::DType dtype, const void* q, const void* cos, co
 
 #else  // host half: the torch binding
 
-#include "lab_torch.h"
-
-using RopeLauncher = cudaError_t (*)(lab::DType, const void*, const void*, const void*, void*, int64_t, int64_t,
-                                     int64_t, int64_t, cudaStream_t);
-
-static at::Tensor run_rope(const at::Tensor& q, const at::Tensor& cos, const at::Tensor& sin, const char* impl,
-                           RopeLauncher launch) {
-  lab::check_cuda_input(q, "rope", "q");
-  lab::check_cuda_input(cos, "rope", "cos");
-  lab::check_cuda_input(sin, "rope", "sin");
-  const lab::DType dtype = lab::float_dtype(q, "rope", "q");
-  LAB_CHECK(q.dim() == 4 && q.size(3) % 2 == 0, "rope: q must be (B, S, H, D) with D even (got sizes ", q.sizes(),
-            ")");
-  const int64_t seq_len = q.size(1), heads = q.size(2), half = q.size(3) / 2;
-  for (const at::Tensor* table : {&cos, &sin}) {
-    LAB_CHECK_TYPE(table->scalar_type() == q.scalar_type(), "rope: the tables' dtype ", table->scalar_type(),
-                   " differs from q's ", q.scalar_type());
-    LAB_CHECK(table->dim() == 2 && table->size(0) == seq_len && table->size(1) == half,
-              "rope: cos and sin must be (S, D/2) = [", seq_len, ", ", half, "] (got sizes ", table->sizes(), ")");
-    LAB_CHECK(table->device() == q.device(), "rope: the tables are on ", table->device(), ", q on ", q.device());
-  }
-  at::Tensor y = at::empty_like(q);
-  if (q.numel() == 0) return y;
-  c10::cuda::CUDAGuard guard(q.device());
-  lab::check_launch(launch(dtype, q.const_data_ptr(), cos.const_data_ptr(), sin.const_data_ptr(), y.mutable_data_ptr(),
-                           q.numel() / (2 * half), seq_len, heads, half, lab::current_stream()),
-                    "rope", impl);
-  return y;
-}
-
 at::Tensor rope_naive(const at::Tensor& q, const at::Tensor& cos, const at::Tensor& sin) {
-  return run_rope(q, cos, sin, "naive", launch_rope_naive);
+  return lab::run_rope(q, cos, sin, "rope", "naive", launch_rope_naive);
 }
 at::Tensor rope_vec(const at::Tensor& q, const at::Tensor& cos, const at::Tensor& sin) {
-  return run_rope(q, cos, sin, "vec", launch_rope_vec);
+  return lab::run_rope(q, cos, sin, "rope", "vec", launch_rope_vec);
 }
 
 TORCH_LIBRARY(lab_rope, m) {

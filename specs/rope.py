@@ -5,7 +5,8 @@ for each token s, head h and i < D/2, the pair (q[i], q[i + D/2]) is rotated by 
     y[..., i + D/2]  = q[..., i + D/2] · cos[s, i] + q[..., i] · sin[s, i]
 
 cos and sin are (S, D/2) tables in q's dtype, as models keep them precomputed (angle s · 10000^(−2i/D), computed in
-float64 here and rounded once). The interleaved layout of GPT-J (pairs (2i, 2i + 1)) is another op.
+float64 here and rounded once). The interleaved layout of GPT-J (pairs (2i, 2i + 1)) is the op rope_interleaved
+(specs/rope_interleaved.py), with the same inputs, shapes and tolerances.
 
 Bytes: q read once, y written once, each table read once: 2 · B·S·H·D · itemsize + 2 · S · D/2 · itemsize; six
 flops per pair. The tables are H times smaller than q and shared by every head of a token: a kernel that reads them

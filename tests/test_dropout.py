@@ -90,3 +90,23 @@ def test_the_torch_row_passes_every_check():
 def test_a_wrong_dropout_is_caught(wrong, where):
     failed = _failures(wrong)
     assert any(f"{where}: FAIL" in f for f in failed), failed[:3]
+
+
+def test_p_one_drops_every_element_in_every_row_that_runs_here(device):
+    """The ends of the threshold's range: p = 1 (threshold 2^32, above every word: a row that holds it in 32 bits
+    needs a flag for it) drops everything, p = 0 keeps x exactly. The checks cannot hold p = 1 (an all-zero output
+    is one a do-nothing row could give), so each row runs it here: the Triton rows under the interpreter without a
+    GPU."""
+    from compare import discover, worker
+
+    rows = [i for i in discover.implementations(OP) if i.backend == "triton" or i.name == "torch:eager"]
+    rows += [i for i in discover.implementations(OP) if i.backend == "cuda" and device.type == "cuda"]
+    x = torch.randn(4099, device=device)
+    seed = torch.tensor([7], dtype=torch.int64, device=device)
+    for impl in rows:
+        if impl.backend == "triton":
+            worker._use_interpreter_autotune_stub(impl)
+        fn = dropout.torch_eager if impl.name == "torch:eager" else impl.load()
+        assert torch.equal(fn(x, seed, torch.tensor([1.0], device=device)), torch.zeros_like(x)), impl.name
+        assert torch.equal(fn(x, seed, torch.tensor([0.0], device=device)), x), impl.name
+

@@ -1,12 +1,14 @@
-"""RoPE (specs/rope.py): the torch row passes every check, and the judge catches rotations that pair the wrong
-elements (GPT-J's interleaved layout), turn the wrong way, or read the tables for the wrong token."""
+"""RoPE in both layouts (specs/rope.py, specs/rope_interleaved.py): the torch rows pass every check, and the judge
+catches rotations that pair the wrong elements (the other layout's pairs), turn the wrong way, or read the tables
+for the wrong token."""
 import pytest
 import torch
 
 from compare import check, discover
-from specs import rope
+from specs import rope, rope_interleaved
 
 OP = discover.load_op("rope")
+INTERLEAVED = discover.load_op("rope_interleaved")
 
 
 def _interleaved(q, cos, sin):
@@ -29,12 +31,25 @@ def _table_row_per_head(q, cos, sin):
     return torch.cat([a * c - bb * sn, bb * c + a * sn], dim=-1).to(q.dtype)
 
 
-def _failures(fn) -> list[str]:
-    return check.schedule_failures(OP, "torch:planted", fn, [torch.float32, torch.float16], torch.device("cpu"))
+def _failures(fn, op=OP) -> list[str]:
+    return check.schedule_failures(op, "torch:planted", fn, [torch.float32, torch.float16], torch.device("cpu"))
 
 
-def test_the_torch_row_passes_every_check():
+def test_the_torch_rows_pass_every_check():
     assert _failures(rope.torch_eager) == []
+    assert _failures(rope_interleaved.torch_eager, INTERLEAVED) == []
+
+
+def test_the_planted_interleaved_row_is_the_interleaved_reference():
+    q = torch.randn(2, 5, 3, 16, dtype=torch.float64)
+    cos, sin = rope.tables(5, 16, torch.float64, "cpu")
+    assert torch.allclose(_interleaved(q, cos, sin).double(), rope_interleaved.reference(q, cos, sin), atol=1e-6)
+
+
+def test_the_layouts_swapped_are_caught():
+    """A half-split kernel run as the interleaved op (and the other way round) pairs the wrong elements."""
+    assert any("random: FAIL" in f for f in _failures(rope.torch_eager, INTERLEAVED))
+    assert any("random: FAIL" in f for f in _failures(rope_interleaved.torch_eager, OP))
 
 
 @pytest.mark.parametrize("wrong", [_interleaved, _turned_the_other_way, _table_row_per_head])

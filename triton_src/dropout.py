@@ -5,6 +5,8 @@ Steps (each one a row, triton:<name>; measured figures: results/<gpu>/dropout.md
               one of the four words Philox returns and throws three away)
   v2 rand4x   one generator call per four elements: a block of groups as a [groups, 4] tile, each row of the tile
               taking its group's four words; block size and warps autotuned
+  v3 persistent  a grid the GPU holds at once, each program taking tile after tile; the four words of each call
+              interleaved into the elements' order (no per-element choice of word) and compared as uint32
 
 Triton's generator is tl.philox(seed, c0, c1, c2, c3): ten rounds of Philox 4x32 on a counter of four words, keyed
 by the 64-bit seed, returning four uint32 words; tl.randint4x(seed, offset) is the same call with the counter
@@ -15,6 +17,7 @@ import torch
 import triton
 import triton.language as tl
 
+import triton_src
 from compare.spec import variant
 from compare.validate import InputError, check_inputs
 
@@ -105,4 +108,47 @@ def rand4x(x: torch.Tensor, seed: torch.Tensor, p: torch.Tensor) -> torch.Tensor
     n = x.numel()
     if n:
         dropout_rand4x_kernel[lambda meta: (triton.cdiv(n, 4 * meta["GROUPS"]),)](x, seed, p, y, n)
+    return y
+
+
+# ---- v3 persistent: a resident grid, tiles in turn, the words in element order. -------------------------------------
+# v2 picks each element's word with three selects on its lane and compares it as int64 against the threshold: per
+# element, more integer work than the generator's own share (results/<gpu>/dropout-profile.md). Here the four words
+# of each group are interleaved into the elements' order (tl.interleave twice: w0 w1 w2 w3 of group g at elements
+# 4g .. 4g+3), so the tile of words lines up with the tile of x, and each is compared as a uint32 with the
+# threshold, capped at 2^32 - 1 (p = 1, whose threshold 2^32 no word reaches, is a flag). The grid is what the GPU
+# holds at once, each program looping over tiles, so the loads of seed and p and the threshold's arithmetic happen
+# once per program, not once per tile.
+PROGRAMS_PER_SM = 4
+
+
+@triton.autotune(
+    configs=[triton.Config({"GROUPS": groups}, num_warps=warps) for groups in (256, 512, 1024) for warps in (4, 8)],
+    key=["n_elements"],
+)
+@triton.jit
+def dropout_persistent_kernel(x_ptr, seed_ptr, p_ptr, y_ptr, n_elements, GROUPS: tl.constexpr):
+    seed, threshold, scale = _seed_and_threshold(seed_ptr, p_ptr)
+    keep_some = threshold <= 0xFFFFFFFF
+    threshold32 = tl.minimum(threshold, 0xFFFFFFFF).to(tl.uint32)
+    tiles = tl.cdiv(n_elements, 4 * GROUPS)
+    for tile in tl.range(tl.program_id(0).to(tl.int64), tiles, tl.num_programs(0)):  # int64: n may pass 2^31
+        first_group = tile * GROUPS
+        w0, w1, w2, w3 = _philox_of_groups(seed, first_group + tl.arange(0, GROUPS))
+        words = tl.interleave(tl.interleave(w0, w2), tl.interleave(w1, w3))  # w0 w1 w2 w3 of each group in turn
+        offsets = first_group * 4 + tl.arange(0, 4 * GROUPS)
+        mask = offsets < n_elements
+        x = tl.load(x_ptr + offsets, mask=mask).to(tl.float32)
+        y = tl.where((words >= threshold32) & keep_some, x * scale, 0.0)
+        tl.store(y_ptr + offsets, y.to(y_ptr.dtype.element_ty), mask=mask)
+
+
+@variant("persistent")
+def persistent(x: torch.Tensor, seed: torch.Tensor, p: torch.Tensor) -> torch.Tensor:
+    y = _checked(x, seed, p)
+    n = x.numel()
+    if n:
+        programs = PROGRAMS_PER_SM * triton_src.sm_count(x.device, on_interpreter=2)
+        dropout_persistent_kernel[lambda meta: (min(programs, triton.cdiv(n, 4 * meta["GROUPS"])),)](
+            x, seed, p, y, n)
     return y

@@ -27,6 +27,7 @@ import torch
 import triton
 import triton.language as tl
 
+import triton_src
 from compare.spec import backward, variant
 from compare.validate import InputError, check_inputs
 
@@ -160,8 +161,8 @@ def _check(x, weight, *others, grad=None):
 
 
 def sm_count(device: torch.device) -> int:
-    """Multiprocessors to fill; the interpreter runs programs one at a time, and counting one keeps it quick."""
-    return torch.cuda.get_device_properties(device).multi_processor_count if device.type == "cuda" else 1
+    """Multiprocessors to fill; on the interpreter, counting one keeps it quick."""
+    return triton_src.sm_count(device, on_interpreter=1)
 
 
 def partial_sums(programs: int, n: int, device: torch.device, count: int) -> torch.Tensor:

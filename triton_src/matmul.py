@@ -12,12 +12,11 @@ pipeline) the compiler derives from tl.dot and num_stages: on Hopper it emits wg
 input_precision="ieee", so they are multiplied in true fp32 on the FMA units rather than rounded to TF32 (tl.dot's
 default on tensor-core GPUs).
 """
-import functools
-
 import torch
 import triton
 import triton.language as tl
 
+import triton_src
 from compare.spec import variant
 from compare.validate import check_inputs
 
@@ -284,9 +283,8 @@ def matmul_persistent_kernel(a_ptr, b_ptr, c_ptr, a_desc, b_desc, c_desc, M, N, 
 _INTERPRETER_SMS = 4
 
 
-@functools.cache
 def _sm_count(device: torch.device) -> int:
-    return torch.cuda.get_device_properties(device).multi_processor_count if device.type == "cuda" else _INTERPRETER_SMS
+    return triton_src.sm_count(device, on_interpreter=_INTERPRETER_SMS)
 
 
 def _uses_tma(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> bool:

@@ -39,21 +39,23 @@ def rope_basic_kernel(q_ptr, cos_ptr, sin_ptr, y_ptr, seq_len, heads, half, HALF
     _rotate(q_ptr, cos_ptr, sin_ptr, y_ptr, row * 2 * half + i, position * half + i, half, i < half, i < half)
 
 
-def _checked(q, cos, sin):
-    check_inputs("rope", ("q", q), ndim=4)
-    check_inputs("rope", ("q", q), ("cos", cos), ("sin", sin))
+def checked_output(op: str, q, cos, sin) -> torch.Tensor:
+    """q (B, S, H, D) with D even and its (S, D/2) tables checked for the op of either layout
+    (triton_src/rope_interleaved.py too); the output, a new tensor like q."""
+    check_inputs(op, ("q", q), ndim=4)
+    check_inputs(op, ("q", q), ("cos", cos), ("sin", sin))
     b, s, h, d = q.shape
     if d % 2:
-        raise InputError(f"rope: q's last dimension D = {d} must be even (pairs (i, i + D/2) are rotated)")
+        raise InputError(f"{op}: q's last dimension D = {d} must be even (its values are rotated in pairs)")
     for name, table in (("cos", cos), ("sin", sin)):
         if tuple(table.shape) != (s, d // 2):
-            raise InputError(f"rope: {name} has shape {tuple(table.shape)}; it must be (S, D/2) = {(s, d // 2)}")
+            raise InputError(f"{op}: {name} has shape {tuple(table.shape)}; it must be (S, D/2) = {(s, d // 2)}")
     return torch.empty_like(q)
 
 
 @variant("basic")
 def basic(q: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
-    y = _checked(q, cos, sin)
+    y = checked_output("rope", q, cos, sin)
     b, s, h, d = q.shape
     if q.numel():
         rope_basic_kernel[(b * s * h,)](q, cos, sin, y, s, h, d // 2, HALF_BLOCK=triton.next_power_of_2(d // 2))
@@ -77,7 +79,7 @@ def rope_token_kernel(q_ptr, cos_ptr, sin_ptr, y_ptr, seq_len, heads, half, HEAD
 
 @variant("token")
 def token(q: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
-    y = _checked(q, cos, sin)
+    y = checked_output("rope", q, cos, sin)
     b, s, h, d = q.shape
     if q.numel():
         rope_token_kernel[(b * s,)](q, cos, sin, y, s, h, d // 2, HEAD_BLOCK=triton.next_power_of_2(h),

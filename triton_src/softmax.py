@@ -18,6 +18,7 @@ import torch
 import triton
 import triton.language as tl
 
+import triton_src
 from compare.spec import variant
 from compare.validate import InputError, check_inputs
 
@@ -229,7 +230,7 @@ def _warps(elements: int) -> int:
 def _sm_count(device: torch.device) -> int:
     # The interpreter has no SMs; counting two sends M <= 3 to the split kernels and M >= 4 to the online one, so
     # the CPU tests run both (the spec's interpret_shapes).
-    return torch.cuda.get_device_properties(device).multi_processor_count if device.type == "cuda" else 2
+    return triton_src.sm_count(device, on_interpreter=2)
 
 
 @variant("tuned")
