@@ -7,7 +7,8 @@
 //   v2 vec      one thread per 128-bit packet, one generator call per four elements, every word used
 //   v3 resident as many threads as the GPU holds at once, each taking packet after packet: what v2 does once per
 //               thread for eight 16-bit elements (read the seed and p, the threshold, 1/(1-p), the ten round keys)
-//               done once for many packets, and two packets loaded before either is computed
+//               done once for many packets, and two packets loaded before either is computed (faster than v2 in
+//               16-bit, slower in fp32: see the step's comment)
 //
 // The generator is written out below (twenty lines). It is the function curand calls curand_Philox4x32_10 in
 // curand_philox4x32_x.h; curand's state API (curand_init + curand4) would also fit v2, but each curand4 call
@@ -157,13 +158,16 @@ cudaError_t launch_dropout_vec(lab::DType dtype, const void* x, const int64_t* s
 }
 
 // ---- v3 resident: a grid the GPU holds at once, each thread taking packets in turn. -------------------------------
-// Profiled at the bench's largest shape (results/<gpu>/dropout-profile.md), v2's 16-bit kernel issues about 25
-// instructions per element against the generator's 10, and its integer pipe is the busiest unit: every thread
+// Profiled at the bench's largest shape (results/nvidia-h200/dropout-profile.md), v2's 16-bit kernel issues about
+// 25 instructions per element against the generator's 10, and its integer pipe is the busiest unit: every thread
 // pays its set-up (two loads, the clamp, ceil and the IEEE division, the ten round keys, a 64-bit index) for one
 // packet of eight elements. Here a thread pays it once: the round keys sit in twenty registers for the generator
 // calls of every packet it takes, and the threshold is a 32-bit compare (p = 1, whose threshold 2^32 no word
 // reaches, is a flag folded into the same predicate). Each turn loads two packets before computing either, so
 // twice the bytes are in flight per thread while the generator runs.
+// What it bought (same profile, and dropout.md): about a quarter fewer instructions and the best 16-bit row at the
+// largest shapes, still short of the copy; in fp32 it is slower than v2. At 36 registers fewer threads fit, and a
+// thread's loop waits on its own loads: latency, not the integer pipe or the memory, is what limits it now.
 struct RoundKeys {
   uint32_t k0[10], k1[10];
 };

@@ -6,7 +6,8 @@ Steps (each one a row, triton:<name>; measured figures: results/<gpu>/dropout.md
   v2 rand4x   one generator call per four elements: a block of groups as a [groups, 4] tile, each row of the tile
               taking its group's four words; block size and warps autotuned
   v3 persistent  a grid the GPU holds at once, each program taking tile after tile; the four words of each call
-              interleaved into the elements' order (no per-element choice of word) and compared as uint32
+              interleaved into the elements' order (no per-element choice of word) and compared as uint32; measured
+              slower than v2 (see the step's comment)
 
 Triton's generator is tl.philox(seed, c0, c1, c2, c3): ten rounds of Philox 4x32 on a counter of four words, keyed
 by the 64-bit seed, returning four uint32 words; tl.randint4x(seed, offset) is the same call with the counter
@@ -119,6 +120,10 @@ def rand4x(x: torch.Tensor, seed: torch.Tensor, p: torch.Tensor) -> torch.Tensor
 # threshold, capped at 2^32 - 1 (p = 1, whose threshold 2^32 no word reaches, is a flag). The grid is what the GPU
 # holds at once, each program looping over tiles, so the loads of seed and p and the threshold's arithmetic happen
 # once per program, not once per tile.
+# What it bought: nothing; it is slower than v2 (results/<gpu>/dropout.md). Under the profiler
+# (results/nvidia-h200/dropout-profile.md) the interleave's register shuffles cost about what the selects did, and
+# four programs per SM at the autotuner's eight warps fill half of each SM, so each program's loop waits on its own
+# loads. The row stays because it shows that a persistent loop and fewer selects are not free in Triton.
 PROGRAMS_PER_SM = 4
 
 
