@@ -112,7 +112,10 @@ def compare(out, ref: torch.Tensor, tol: Tolerance, expect_dtype: torch.dtype) -
         finite & ~torch.isfinite(got))
     bad_special = int(mismatch.sum())
     err = torch.where(finite & torch.isfinite(got), (got - expected).abs(), torch.zeros_like(ref))
-    ratio = torch.where(finite, err / bound, torch.zeros_like(ref))
+    # err / bound; where the bound is 0 (an exact tolerance: fp8 quantization's bits), any error is infinitely far
+    beyond_exact = torch.where(err > 0, torch.full_like(err, torch.inf), torch.zeros_like(err))
+    ratio = torch.where(bound > 0, err / torch.clamp(bound, min=torch.finfo(torch.float64).tiny), beyond_exact)
+    ratio = torch.where(finite, ratio, torch.zeros_like(ref))
     big = finite & (ref.abs() > tol.atol)
     figures = {
         "max_abs_err": float(err.max()) if err.numel() else 0.0,
@@ -150,8 +153,9 @@ def compare_outputs(out, ref, tol, expect_dtype: torch.dtype, names=None) -> tup
             out if isinstance(out, str) else type(out).__name__)
         return False, f"returned {got}, expected {len(ref)} ({', '.join(names)})", {}
     worst: dict = {}
-    for name, o, r, t in zip(names, out, ref, tol):
-        ok, message, figures = compare(o, r, t, expect_dtype)
+    dtypes = expect_dtype if isinstance(expect_dtype, tuple) else (expect_dtype,) * len(ref)
+    for name, o, r, t, d in zip(names, out, ref, tol, dtypes):
+        ok, message, figures = compare(o, r, t, d)
         for key, value in figures.items():
             worst[key] = max(worst.get(key, 0.0), value)
         if not ok:
@@ -164,7 +168,8 @@ def is_degenerate(ref, tol, dtype: torch.dtype | None = None) -> str:
     outputs (compare.passes), only when none of them can tell: LayerNorm of one column has a constant output and a
     zero dx, while its bias gradient still fails a wrong kernel."""
     if isinstance(ref, tuple):
-        reasons = [is_degenerate(r, t, dtype) for r, t in zip(ref, tol)]
+        dtypes = dtype if isinstance(dtype, tuple) else (dtype,) * len(ref)
+        reasons = [is_degenerate(r, t, d) for r, t, d in zip(ref, tol, dtypes)]
         return "" if not all(reasons) else "every output: " + "; ".join(reasons)
     finite = ref[torch.isfinite(ref)]
     if finite.numel() == 0:
@@ -253,7 +258,7 @@ def judge_case(op: Op, impl: str, case: CheckCase, inputs: CaseInputs, outputs) 
             result.message = f"the inputs of call {name} were modified by the implementation"
             return result
     ref_a, ref_b = reference(op, inputs.pristine_a), reference(op, inputs.pristine_b)
-    dtype = inputs.pristine_a[0].dtype
+    dtype = op.output_dtype(inputs.pristine_a[0].dtype)
     worst = {}
     for call, out, ref in (("call A", outputs.first_a, ref_a),
                            ("call A's output, judged again after call B", outputs.a, ref_a),
@@ -293,7 +298,8 @@ def judge_timed_output(op: Op, impl: str, dtype: torch.dtype, shape: Shape, whic
     if not _unchanged(given, pristine):
         result.message = "the inputs of the timed calls were modified by the implementation"
         return result
-    ok, message, figures = compare_outputs(out, reference(op, pristine), tol, pristine[0].dtype, op.output_names)
+    ok, message, figures = compare_outputs(out, reference(op, pristine), tol, op.output_dtype(pristine[0].dtype),
+                                           op.output_names)
     for key, value in figures.items():
         setattr(result, key, value)
     result.ok, result.status, result.message = ok, "ok" if ok else "FAIL", message

@@ -164,6 +164,10 @@ def run_op(op: Op, options: Options, impls: list[discover.Impl] | None = None) -
             status[impl.name] = RowStatus(impl.name, Status.SKIPPED, why)
         elif status[impl.name].status == Status.OK and not gpu and impl.needs_gpu:
             status[impl.name] = RowStatus(impl.name, Status.NEEDS_GPU)
+        elif status[impl.name].status == Status.OK and not gpu and impl.backend == "triton" and op.interpreter_unfit:
+            # the interpreter would judge its own emulation, not the row
+            why = f"not checked without a GPU: {op.interpreter_unfit}"
+            status[impl.name] = RowStatus(impl.name, Status.SKIPPED, why)
 
     starts, start_s = 0, 0.0
     runnable = [impl for impl in impls if status[impl.name].status == Status.OK]

@@ -123,6 +123,10 @@ class Op:
     interpret_shapes: Sequence[Shape] | None = None  # small shapes for Triton's CPU interpreter (no GPU)
     # Named extra input generators for the checks, e.g. {"huge values": fn}; same signature as make_inputs.
     special_inputs: Mapping[str, MakeInputs] = dataclasses.field(default_factory=dict)
+    # Why Triton's CPU interpreter cannot run this op's Triton rows right (an operation it emulates wrongly), or
+    # None. Without a GPU those rows are then skipped with this reason (compare.runner), and the op's own tests
+    # check what the interpreter can show; on a GPU they are checked like every other row.
+    interpreter_unfit: str | None = None
     # Rows that by design take only some of the op's dtypes, e.g. {"cuda:mma": (torch.float32,)} for a tensor-core
     # kernel without an fp32 path. Those pairs are neither checked nor timed; the row must reject them cleanly.
     unsupported_dtypes: Mapping[str, Sequence[torch.dtype]] = dataclasses.field(default_factory=dict)
@@ -148,9 +152,17 @@ class Op:
     # (compare/ladder.py): pick those where the steps differ. Default: every dtype at the largest bench shape.
     ladder_cells: Sequence[tuple[torch.dtype, Shape]] | None = None
     backward: Backward | None = None  # the op's gradient: it then runs as three passes (compare.passes)
-    # Set by compare.passes on the Op of a pass: its output names ("dx", "dweight", ...) and (op, pass).
+    # The names of an op's outputs where it returns several (("q", "scales")); set by compare.passes on the Op of a
+    # pass ("dx", "dweight", ...).
     output_names: Sequence[str] | None = None
+    # Each output's dtype for inputs of a dtype, where it is not the input's: an fp8 quantization returns
+    # (float8_e4m3fn, float32). Default: every output in the dtype of the op's first input.
+    output_dtypes: Callable[[torch.dtype], tuple[torch.dtype, ...]] | None = None
     pass_of: tuple[str, str] | None = None
+
+    def output_dtype(self, dtype: torch.dtype) -> torch.dtype | tuple[torch.dtype, ...]:
+        """The dtype the output must have for inputs of dtype: one, or one per output (output_dtypes)."""
+        return tuple(self.output_dtypes(dtype)) if self.output_dtypes else dtype
 
     def tolerance(self, dtype: torch.dtype, shape: Shape, inputs: str = "random") -> Tolerance | tuple[Tolerance, ...]:
         """The output's Tolerance; for a pass with several outputs (compare.passes), a tuple, one per output.
