@@ -215,3 +215,28 @@ def test_overflow_to_inf_in_the_output_dtype_is_expected():
     clamped = torch.tensor([65504.0, -65504.0, 1.0], dtype=torch.float16)
     ok, message, _ = check.compare(clamped, ref, tol, torch.float16)
     assert not ok and "non-finite reference" in message
+
+
+def test_outputs_are_judged_in_their_own_dtypes_and_exact_tolerances_are_exact():
+    """An op whose outputs have dtypes of their own (Op.output_dtypes: fp8_quant's float8 q and float32 scales): q
+    returned in the input's dtype is refused for its dtype; with an exact tolerance, one e4m3 step off in one
+    element fails and the figures stay finite where every element is right."""
+    from specs import fp8_quant
+
+    op = discover.load_op("fp8_quant")
+    x, group = fp8_quant.make_inputs((3, 64, 32), torch.float32, "cpu", torch.Generator().manual_seed(0))
+    ref = op.reference(x.double(), group)
+    expect = op.output_dtype(torch.float32)
+    assert expect == (torch.float8_e4m3fn, torch.float32)
+    q, scales = fp8_quant.torch_eager(x, group)
+    ok, message, figures = check.compare_outputs((q, scales), ref, op.tolerance(torch.float32, (3, 64, 32)), expect,
+                                                 op.output_names)
+    assert ok and figures["worst_ratio"] == 0.0, message
+    ok, message, _ = check.compare_outputs((q.float(), scales), ref, op.tolerance(torch.float32, (3, 64, 32)),
+                                           expect, op.output_names)
+    assert not ok and "q:" in message and "dtype" in message
+    nudged = q.view(torch.uint8).clone()
+    nudged[1, 5] += 1  # the next e4m3 code: one step away
+    ok, message, _ = check.compare_outputs((nudged.view(torch.float8_e4m3fn), scales), ref,
+                                           op.tolerance(torch.float32, (3, 64, 32)), expect, op.output_names)
+    assert not ok and "1 of 192" in message, message
