@@ -62,11 +62,12 @@ class Timing:
 
 
 def measure(fn, warmup_calls: int = 3, warmup_ms: float = 25, rep_ms: float = 100,
-            min_samples: int = MIN_SAMPLES, on_timed=None) -> tuple[float, float, float, int]:
+            min_samples: int = MIN_SAMPLES, on_timed=None, before=None) -> tuple[float, float, float, int]:
     """(q25, median, q75) in milliseconds and the number of timed calls: the method of triton.testing.do_bench
     (warm-up calls, then CUDA events around each call with the 256 MB L2 flush queued before it), with at least
     min_samples timed calls however long one call takes. on_timed(True/False) is called around the timed calls,
-    so a caller can tell them from the warm-up calls."""
+    so a caller can tell them from the warm-up calls. before(), where given, runs ahead of each flush, outside the
+    events: an in-place call's input restored, so that every timed call does the same work on the same values."""
     flush = _flush_fn()
     for _ in range(warmup_calls):
         fn()
@@ -74,6 +75,8 @@ def measure(fn, warmup_calls: int = 3, warmup_ms: float = 25, rep_ms: float = 10
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     start.record()
     for _ in range(5):
+        if before:
+            before()
         flush()
         fn()
     end.record()
@@ -87,6 +90,8 @@ def measure(fn, warmup_calls: int = 3, warmup_ms: float = 25, rep_ms: float = 10
     if on_timed:
         on_timed(True)
     for i in range(samples):
+        if before:
+            before()
         flush()
         starts[i].record()
         fn()
@@ -106,11 +111,11 @@ def rotating(fn, sets):
 
 
 def time_calls(call, *, impl: str, dtype: str, shape: str, nbytes: int, flops: int, graph: bool = False,
-               on_timed=None, graph_calls=None) -> Timing:
+               on_timed=None, graph_calls=None, before=None) -> Timing:
     """call() timed (it rotates among input sets itself), and with graph also as CUDA-graph replays of graph_calls
     (one per input set): the one method behind every number in a timing table, the implementations' and the
-    same-bytes copy's alike."""
-    q25, median, q75, samples = measure(call, on_timed=on_timed)
+    same-bytes copy's alike. before: see measure (the replays run without it: only their times are used)."""
+    q25, median, q75, samples = measure(call, on_timed=on_timed, before=before)
     t = Timing(impl, dtype, shape, median, q25, q75, nbytes, flops, nbytes / median / 1e6, flops / median / 1e9,
                noisy=(q75 - q25) > NOISY_IQR_FRACTION * median, samples=samples)
     if median < HOST_CHECK_BELOW_MS and torch.cuda.is_available():

@@ -176,15 +176,16 @@ class _Recorder:
 
 
 def _timed_call(fn, sets):
-    """The call that is timed and its input sets: the row's own call, or, for a row that declares a preparation
-    (lab_prepare: a backward pass runs its forward, an in-place peer copies the input it overwrites), the prepared
-    sets and the call it times (lab_timed)."""
+    """The call that is timed, its input sets, and what restores a set before each timed call (or None): the row's
+    own call, or, for a row that declares a preparation (lab_prepare: a backward pass runs its forward; an in-place
+    peer copies the input it overwrites, next to a pristine copy), the prepared sets and the call it times
+    (lab_timed), with lab_restore where the call changes its set (the in-place peer: its input copied back)."""
     if not hasattr(fn, "lab_prepare"):
-        return fn, sets
+        return fn, sets, None
     device = sets[0][0].device
     sets = [fn.lab_prepare(*s) for s in sets]
     _sync(device)
-    return fn.lab_timed, sets
+    return fn.lab_timed, sets, getattr(fn, "lab_restore", None)
 
 
 def time_cell(sets, impl: str, dtype: str, shape: str, nbytes: int, flops: int, graph: bool,
@@ -192,11 +193,12 @@ def time_cell(sets, impl: str, dtype: str, shape: str, nbytes: int, flops: int, 
     """One timed cell: the row's calls rotating over the input sets (timing.measure), the outputs of the first and
     last timed call kept for the parent to judge. A backward pass (compare.passes) runs its forward on each input
     set here, before timing, and times the backward alone."""
-    fn, sets = _timed_call(_fn(), sets)
+    fn, sets, restore = _timed_call(_fn(), sets)
     recorder = _Recorder(fn, sets)
+    before = (lambda: restore(*sets[recorder.calls % len(sets)])) if restore else None  # the set called next
     t = timing.time_calls(recorder, impl=impl, dtype=dtype, shape=shape, nbytes=nbytes, flops=flops, graph=graph,
                           on_timed=lambda on: setattr(recorder, "recording", on),
-                          graph_calls=[lambda s=s: fn(*s) for s in sets])
+                          graph_calls=[lambda s=s: fn(*s) for s in sets], before=before)
     if profile_check:  # a cross-check of the row's own kernels against the events
         t.profiler_ms = timing.profiler_kernel_ms(lambda: fn(*sets[0]))
         t.profiler_disagrees = timing.profiler_disagrees(t.median_ms, t.profiler_ms)
@@ -210,7 +212,7 @@ def kernels_launched(input_sets) -> list[dict]:
     stream, and the stream the harness times on, found from a marker kernel (torch's spin kernel, a few cycles)
     launched there just before each call in the same trace. The GPU is idle between calls, so each call's
     activities lie between its marker and the next."""
-    fn, input_sets = _timed_call(_fn(), input_sets)  # the kernels of the call that is timed
+    fn, input_sets, _ = _timed_call(_fn(), input_sets)  # the kernels of the call that is timed (one per set)
     for inputs in input_sets:
         fn(*inputs)  # warm: JIT compilation and autotuning are not the call's own kernels
     torch.cuda.synchronize()

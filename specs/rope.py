@@ -16,7 +16,7 @@ import math
 
 import torch
 
-from compare.spec import Op, Tolerance
+from compare.spec import Op, Peer, Tolerance
 from specs import _special
 
 BASE = 10000.0
@@ -58,6 +58,36 @@ def torch_eager(q, cos, sin):
     return (q.float() * c + rotated * s).to(q.dtype)
 
 
+def load_liger():
+    """Liger-Kernel's RoPE (liger_kernel.ops.rope.rope_forward), the row peer:liger, imported in the row's worker
+    only. Its kernel takes q and k together and rotates them in place, q given as the (B, H, S, D) view of
+    (B, S, H, D) memory, as in Hugging Face models; these tables are its undoubled form (width D/2, rotary_dim = D).
+    It computes in the tables' dtype: with 16-bit tables every product and sum is rounded to 16 bits, further from
+    the exact rotation than the spec's one ulp, so it gets the tables in float32 (made before timing; 2/H more bytes
+    read than q's dtype would take). k is one head per token, the fewest it takes: 1/H more bytes again.
+    In place: a check calls it on a copy of q and returns what it returns (a new tensor where q is not contiguous);
+    timing gives it a working copy of q per input set (lab_prepare), restored from a pristine one before each timed
+    call, outside the events (lab_restore), and times the in-place call alone (lab_timed)."""
+    from liger_kernel.ops.rope import rope_forward
+
+    def prepare(q, cos, sin):
+        k = q.new_empty(q.shape[0], q.shape[1], 1, q.shape[3])
+        return q.clone(), q.clone(), k, cos.float(), sin.float()
+
+    def rotate_in_place(work, pristine, k, cos, sin):
+        rotated, *_ = rope_forward(work.transpose(1, 2), k.transpose(1, 2), cos, sin, rotary_dim=work.shape[-1])
+        return rotated.transpose(1, 2)
+
+    def restore(work, pristine, k, cos, sin):
+        work.copy_(pristine)
+
+    def liger_rope(q, cos, sin):
+        return rotate_in_place(*prepare(q, cos, sin))
+
+    liger_rope.lab_prepare, liger_rope.lab_timed, liger_rope.lab_restore = prepare, rotate_in_place, restore
+    return liger_rope
+
+
 # Tolerances. Each output is a·c ± b·s computed in fp32, with or without a fused multiply-add: its error is at most
 # 2^-24 · (|a·c| + |b·s|) from rounding the products, plus half an ulp of the result. The terms can cancel, so the
 # first part is absolute: under atol = 2^-20 while |a| + |b| < 16 (normal inputs reach about 6 each). The rest is
@@ -96,4 +126,5 @@ OP = Op(
     dtypes=(torch.float32, torch.float16, torch.bfloat16),
     special_inputs={"inf and nan": inf_and_nan},
     tolerances=TOLERANCES,
+    peers={"liger": Peer("liger_kernel", load_liger, "liger-kernel")},
 )

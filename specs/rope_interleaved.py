@@ -38,4 +38,5 @@ OP = dataclasses.replace(
     summary="rotary embedding, interleaved (GPT-J) layout, q (B, S, H, D) (memory-bound)",
     reference=reference,
     torch_eager=torch_eager,
+    peers={},  # Liger-Kernel's RoPE is half-split only
 )

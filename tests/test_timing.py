@@ -85,3 +85,28 @@ def test_host_work_longer_than_the_kernel_is_marked_host_bound():
     fine = timing.time_calls(lambda: large.mul(2.0), impl="large", dtype="float32", shape="64M",
                              nbytes=1 << 29, flops=0)
     assert fine.median_ms < timing.HOST_CHECK_BELOW_MS and fine.host_us is not None and not fine.host_bound, fine
+
+
+def test_an_in_place_row_is_restored_before_each_timed_call(monkeypatch):
+    """A row that overwrites its input (an in-place peer: lab_prepare / lab_timed / lab_restore) does the same work
+    on the same values at every timed call: its recorded outputs are one call's result, not that of hundreds of
+    calls piled up, and the restore is outside the events."""
+    from compare import worker
+
+    def prepare(x):
+        return x.clone(), x.clone()
+
+    def add_one_in_place(work, pristine):
+        return work.add_(1.0)
+
+    def restore(work, pristine):
+        work.copy_(pristine)
+
+    def row(x):
+        return add_one_in_place(*prepare(x))
+
+    row.lab_prepare, row.lab_timed, row.lab_restore = prepare, add_one_in_place, restore
+    monkeypatch.setitem(worker._row, "fn", row)
+    sets = [(torch.randn(1 << 20, device="cuda"),) for _ in range(2)]
+    out = worker.time_cell(sets, "peer:planted", "float32", "1M", 8 << 20, 0, graph=False, profile_check=False)
+    assert torch.equal(out.first, sets[out.first_set][0] + 1) and torch.equal(out.last, sets[out.last_set][0] + 1)
