@@ -33,18 +33,31 @@ cudaError_t launch_dropout_resident(lab::DType dtype, const void* x, const int64
 
 // ---- the generator: Philox 4x32 with 10 rounds (Salmon et al., SC 2011) ----------------------------------------
 // Each round multiplies two of the four counter words by constants (the 64-bit products' high and low halves),
-// mixes in the key and permutes; the key is bumped by the Weyl constants between rounds.
+// mixes in the key and permutes; the key is bumped by the Weyl constants between rounds. The ten rounds' keys
+// depend on the seed alone: v3 computes them once per thread and keeps them in registers.
 constexpr uint32_t kPhiloxM0 = 0xD2511F53u, kPhiloxM1 = 0xCD9E8D57u;
 constexpr uint32_t kPhiloxW0 = 0x9E3779B9u, kPhiloxW1 = 0xBB67AE85u;
 
-__device__ __forceinline__ uint4 philox4x32_10(uint4 counter, uint2 key) {
+struct RoundKeys {
+  uint32_t k0[10], k1[10];
+};
+
+__device__ __forceinline__ RoundKeys round_keys(uint2 key) {
+  RoundKeys r;
+#pragma unroll
+  for (int round = 0; round < 10; ++round) {
+    r.k0[round] = key.x + round * kPhiloxW0;  // wraps mod 2^32, as the generator's key bumps do
+    r.k1[round] = key.y + round * kPhiloxW1;
+  }
+  return r;
+}
+
+__device__ __forceinline__ uint4 philox4x32_10(uint4 counter, const RoundKeys& keys) {
 #pragma unroll
   for (int round = 0; round < 10; ++round) {
     const uint32_t hi0 = __umulhi(kPhiloxM0, counter.x), lo0 = kPhiloxM0 * counter.x;
     const uint32_t hi1 = __umulhi(kPhiloxM1, counter.z), lo1 = kPhiloxM1 * counter.z;
-    counter = make_uint4(hi1 ^ counter.y ^ key.x, lo1, hi0 ^ counter.w ^ key.y, lo0);
-    key.x += kPhiloxW0;
-    key.y += kPhiloxW1;
+    counter = make_uint4(hi1 ^ counter.y ^ keys.k0[round], lo1, hi0 ^ counter.w ^ keys.k1[round], lo0);
   }
   return counter;
 }
@@ -64,8 +77,8 @@ __device__ __forceinline__ DropoutParams read_params(const int64_t* seed, const 
           static_cast<uint64_t>(ceilf(clamped * 4294967296.0f)), 1.0f / (1.0f - p)};
 }
 
-__device__ __forceinline__ uint4 group_words(uint64_t group, uint2 key) {
-  return philox4x32_10(make_uint4(static_cast<uint32_t>(group), static_cast<uint32_t>(group >> 32), 0u, 0u), key);
+__device__ __forceinline__ uint4 group_words(uint64_t group, const RoundKeys& keys) {
+  return philox4x32_10(make_uint4(static_cast<uint32_t>(group), static_cast<uint32_t>(group >> 32), 0u, 0u), keys);
 }
 
 __device__ __forceinline__ uint32_t word_of(const uint4& w, int lane) {
@@ -81,7 +94,7 @@ __device__ __forceinline__ float dropped_or_scaled(float v, uint32_t word, const
 template <typename T>
 __device__ __forceinline__ void dropout_element(const T* __restrict__ x, T* __restrict__ y, int64_t i,
                                                 const DropoutParams& d) {
-  const uint4 w = group_words(static_cast<uint64_t>(i) / 4, d.key);
+  const uint4 w = group_words(static_cast<uint64_t>(i) / 4, round_keys(d.key));
   y[i] = lab::from_float<T>(dropped_or_scaled(lab::to_float(x[i]), word_of(w, static_cast<int>(i % 4)), d));
 }
 
@@ -123,7 +136,7 @@ __global__ void dropout_vec_kernel(const T* __restrict__ x, const int64_t* __res
     lab::Packet<T> packet = lab::load_packet(x + i * kPack);
 #pragma unroll
     for (int g = 0; g < kPack / 4; ++g) {
-      const uint4 w = group_words(static_cast<uint64_t>(i) * (kPack / 4) + g, d.key);
+      const uint4 w = group_words(static_cast<uint64_t>(i) * (kPack / 4) + g, round_keys(d.key));
 #pragma unroll
       for (int lane = 0; lane < 4; ++lane) {
         const int k = 4 * g + lane;
@@ -158,40 +171,17 @@ cudaError_t launch_dropout_vec(lab::DType dtype, const void* x, const int64_t* s
 }
 
 // ---- v3 resident: a grid the GPU holds at once, each thread taking packets in turn. -------------------------------
-// Profiled at the bench's largest shape (results/nvidia-h200/dropout-profile.md), v2's 16-bit kernel issues about
-// 25 instructions per element against the generator's 10, and its integer pipe is the busiest unit: every thread
-// pays its set-up (two loads, the clamp, ceil and the IEEE division, the ten round keys, a 64-bit index) for one
-// packet of eight elements. Here a thread pays it once: the round keys sit in twenty registers for the generator
+// Profiled at the bench's largest shape (results/nvidia-h200/dropout-profile.md, commit b0e1a4f), v2's 16-bit
+// kernel issues more than twice the generator's instructions per element, and its integer pipe is the busiest
+// unit: every thread pays its set-up (two loads, the clamp, ceil and the IEEE division, the ten round keys, a
+// 64-bit index) for one packet of eight elements. Here a thread pays it once: the round keys sit in twenty registers for the generator
 // calls of every packet it takes, and the threshold is a 32-bit compare (p = 1, whose threshold 2^32 no word
 // reaches, is a flag folded into the same predicate). Each turn loads two packets before computing either, so
 // twice the bytes are in flight per thread while the generator runs.
-// What it bought (same profile, and dropout.md): about a quarter fewer instructions and the best 16-bit row at the
-// largest shapes, still short of the copy; in fp32 it is slower than v2. At 36 registers fewer threads fit, and a
-// thread's loop waits on its own loads: latency, not the integer pipe or the memory, is what limits it now.
-struct RoundKeys {
-  uint32_t k0[10], k1[10];
-};
-
-__device__ __forceinline__ RoundKeys round_keys(uint2 key) {
-  RoundKeys r;
-#pragma unroll
-  for (int round = 0; round < 10; ++round) {
-    r.k0[round] = key.x + round * kPhiloxW0;  // wraps mod 2^32, as the generator's key bumps do
-    r.k1[round] = key.y + round * kPhiloxW1;
-  }
-  return r;
-}
-
-__device__ __forceinline__ uint4 philox4x32_10(uint4 counter, const RoundKeys& keys) {
-#pragma unroll
-  for (int round = 0; round < 10; ++round) {
-    const uint32_t hi0 = __umulhi(kPhiloxM0, counter.x), lo0 = kPhiloxM0 * counter.x;
-    const uint32_t hi1 = __umulhi(kPhiloxM1, counter.z), lo1 = kPhiloxM1 * counter.z;
-    counter = make_uint4(hi1 ^ counter.y ^ keys.k0[round], lo1, hi0 ^ counter.w ^ keys.k1[round], lo0);
-  }
-  return counter;
-}
-
+// What it bought (that profile, and results/nvidia-h200/dropout.md at the same commit): fewer instructions and the
+// best 16-bit row at the largest shapes, still short of the copy; in fp32 it is slower than v2. Its registers let
+// fewer threads fit, and a thread's loop waits on its own loads: latency, not the integer pipe or the memory, is
+// what limits it now.
 struct ResidentParams {
   RoundKeys keys;
   uint32_t threshold;  // min(ceil(p * 2^32), 2^32 - 1)
@@ -205,9 +195,7 @@ __device__ __forceinline__ lab::Packet<T> dropout_packet(lab::Packet<T> packet, 
   constexpr int kPack = lab::Packet<T>::kSize;
 #pragma unroll
   for (int g = 0; g < kPack / 4; ++g) {
-    const uint64_t group = first_group + g;
-    const uint4 w = philox4x32_10(
-        make_uint4(static_cast<uint32_t>(group), static_cast<uint32_t>(group >> 32), 0u, 0u), d.keys);
+    const uint4 w = group_words(first_group + g, d.keys);
 #pragma unroll
     for (int lane = 0; lane < 4; ++lane) {
       const int k = 4 * g + lane;

@@ -120,10 +120,11 @@ def rand4x(x: torch.Tensor, seed: torch.Tensor, p: torch.Tensor) -> torch.Tensor
 # threshold, capped at 2^32 - 1 (p = 1, whose threshold 2^32 no word reaches, is a flag). The grid is what the GPU
 # holds at once, each program looping over tiles, so the loads of seed and p and the threshold's arithmetic happen
 # once per program, not once per tile.
-# What it bought: nothing; it is slower than v2 (results/<gpu>/dropout.md). Under the profiler
-# (results/nvidia-h200/dropout-profile.md) the interleave's register shuffles cost about what the selects did, and
-# four programs per SM at the autotuner's eight warps fill half of each SM, so each program's loop waits on its own
-# loads. The row stays because it shows that a persistent loop and fewer selects are not free in Triton.
+# What it bought: nothing; it is slower than v2 (results/nvidia-h200/dropout.md, commit b0e1a4f). Under the
+# profiler (results/nvidia-h200/dropout-profile.md, same commit) the interleave's register shuffles cost about what
+# the selects did, and PROGRAMS_PER_SM programs at the warps the autotuner picked leave each SM part empty, so each
+# program's loop waits on its own loads. The row stays because it shows that a persistent loop and fewer selects
+# are not free in Triton.
 PROGRAMS_PER_SM = 4
 
 
