@@ -517,7 +517,9 @@ RELEASE_AFTER_BYTES = 64 << 20
 
 
 def _case_bytes(inputs) -> int:
-    return max((t.untyped_storage().nbytes() for t in inputs.a if isinstance(t, torch.Tensor)), default=0)
+    """The largest input tensor's bytes, of a check case's inputs (its call A) or of one input set."""
+    inputs = getattr(inputs, "a", inputs)
+    return max((t.untyped_storage().nbytes() for t in inputs if isinstance(t, torch.Tensor)), default=0)
 
 
 def _copied(outputs):
@@ -571,14 +573,34 @@ def _time_row(pool, op: Op, impl, dtypes, device, options: Options, timed, out: 
             out.status = RowStatus(impl.name, Status.ERROR, f"timing {dtype} {shape}: {failure.message}")
             return
         out.timings.append(timed_out.timing)
-        for which, output, index in (("first", timed_out.first, timed_out.first_set),
-                                     ("last", timed_out.last, timed_out.last_set)):
-            out.checks.append(check.judge_timed_output(op, impl.name, cell.dtype, cell.shape, which,
-                                                       cell.seeds[index], output, sets[index], pristine[index]))
+        out.checks.extend(_judge_timed_outputs(pool, op, impl, cell, timed_out, sets, pristine))
+        large = _case_bytes(sets[0]) >= RELEASE_AFTER_BYTES
         del sets, pristine, timed_out
+        if large:
+            _release_cached_memory(pool, impl)
         _judge(out)
         if out.status.status != Status.OK:
             return
+
+
+def _judge_timed_outputs(pool, op: Op, impl, cell, timed_out, sets, pristine) -> list[check.CheckResult]:
+    """The first and last timed calls' outputs judged here, beside the other rows' checks as a check case is
+    (compare.check.judge_timed_output); where the GPU's memory ran out, again with the GPU alone."""
+    def judge():
+        return [check.judge_timed_output(op, impl.name, cell.dtype, cell.shape, which, cell.seeds[index], output,
+                                         sets[index], pristine[index])
+                for which, output, index in (("first", timed_out.first, timed_out.first_set),
+                                             ("last", timed_out.last, timed_out.last_set))]
+
+    try:
+        with _gate.shared():
+            return judge()
+    except torch.OutOfMemoryError:
+        pass
+    _release_cached_memory(pool, impl)  # here, not in the except clause, whose traceback holds the judging's tensors
+    with _gate.exclusive():
+        torch.cuda.empty_cache()  # what the parent's other threads left cached goes back first
+        return judge()
 
 
 def _account_kernels(pool, op: Op, impl, dtypes, device, timed, seed: int, out: RowOutcome) -> None:

@@ -70,6 +70,8 @@ def measure(fn, warmup_calls: int = 3, warmup_ms: float = 25, rep_ms: float = 10
     events: an in-place call's input restored, so that every timed call does the same work on the same values."""
     flush = _flush_fn()
     for _ in range(warmup_calls):
+        if before:
+            before()
         fn()
     torch.cuda.synchronize()
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -83,6 +85,8 @@ def measure(fn, warmup_calls: int = 3, warmup_ms: float = 25, rep_ms: float = 10
     torch.cuda.synchronize()
     estimate_ms = max(start.elapsed_time(end) / 5, 1e-4)
     for _ in range(max(1, int(warmup_ms / estimate_ms))):
+        if before:
+            before()
         fn()
     samples = max(min_samples, int(rep_ms / estimate_ms))
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(samples)]

@@ -157,12 +157,17 @@ class TimedOutputs:
 
 
 class _Recorder:
-    """Calls fn over the rotating input sets and keeps the outputs of the first recorded call and of the latest."""
+    """Calls fn over the rotating input sets and keeps the outputs of the first recorded call and of the latest.
+    Where the outputs alias the input sets (an in-place row: the set is restored before the next call), settle()
+    replaces the kept outputs by copies; it runs outside the timed calls (before the next restore, and when
+    recording stops), so no later call rewrites what the parent will judge."""
 
-    def __init__(self, fn, sets):
+    def __init__(self, fn, sets, outputs_alias_sets: bool = False):
         self.fn, self.sets, self.calls = fn, sets, 0
         self.recording = False
         self.first = self.last = None
+        self.outputs_alias_sets = outputs_alias_sets
+        self._first_settled = False
 
     def __call__(self):
         index = self.calls % len(self.sets)
@@ -173,6 +178,16 @@ class _Recorder:
                 self.first = (index, out)
             self.last = (index, out)
         return out
+
+    def set_recording(self, on: bool) -> None:
+        self.recording = on
+        if not on and self.outputs_alias_sets and self.last is not None:
+            self.last = (self.last[0], _clone(self.last[1]))
+
+    def settle_first(self) -> None:
+        if self.outputs_alias_sets and self.first is not None and not self._first_settled:
+            self.first = (self.first[0], _clone(self.first[1]))
+            self._first_settled = True
 
 
 def _timed_call(fn, sets):
@@ -194,11 +209,15 @@ def time_cell(sets, impl: str, dtype: str, shape: str, nbytes: int, flops: int, 
     last timed call kept for the parent to judge. A backward pass (compare.passes) runs its forward on each input
     set here, before timing, and times the backward alone."""
     fn, sets, restore = _timed_call(_fn(), sets)
-    recorder = _Recorder(fn, sets)
-    before = (lambda: restore(*sets[recorder.calls % len(sets)])) if restore else None  # the set called next
+    recorder = _Recorder(fn, sets, outputs_alias_sets=restore is not None)
+
+    def before():  # outside the events: the first kept output copied before a restore rewrites it, the next set
+        recorder.settle_first()
+        restore(*sets[recorder.calls % len(sets)])
+
     t = timing.time_calls(recorder, impl=impl, dtype=dtype, shape=shape, nbytes=nbytes, flops=flops, graph=graph,
-                          on_timed=lambda on: setattr(recorder, "recording", on),
-                          graph_calls=[lambda s=s: fn(*s) for s in sets], before=before)
+                          on_timed=recorder.set_recording, before=before if restore else None,
+                          graph_calls=[lambda s=s: fn(*s) for s in sets])
     if profile_check:  # a cross-check of the row's own kernels against the events
         t.profiler_ms = timing.profiler_kernel_ms(lambda: fn(*sets[0]))
         t.profiler_disagrees = timing.profiler_disagrees(t.median_ms, t.profiler_ms)
