@@ -8,7 +8,7 @@ import time
 
 import torch
 
-from . import count
+from . import count, discover
 
 
 @dataclasses.dataclass
@@ -38,8 +38,7 @@ def capture(op, inputs, impl: str, mode: str, dtype: str, shape: str) -> Capture
 
     from . import passes
 
-    compiled = passes.row(op, torch.compile(op.torch_eager, mode=None if mode == "default" else mode, dynamic=False),
-                          None)
+    compiled = passes.row(op, discover.compiled(op, mode), None)
     with _fresh_cache():
         start = time.perf_counter()
         _, sources = run_and_get_code(compiled, *inputs)

@@ -163,15 +163,17 @@ _FAKES: set[str] = set()
 
 def _register_fake(op: str, variant: str) -> None:
     """Shape/dtype propagation for torch.compile and torch.library.opcheck: a lab op's output has the metadata of the
-    op's torch_eager output, so that function, run on fake tensors, is the fake implementation."""
+    op's torch_eager output, so that function, run on fake tensors, is the fake implementation (or the spec's own
+    Op.fake, where an output's size depends on an input's value)."""
     import torch
 
     qualname = f"lab_{op}::{variant}"
     if qualname in _FAKES:
         return
-    eager = load_op(op).torch_eager
+    spec = load_op(op)
+    fake = spec.fake or spec.torch_eager
     try:
-        torch.library.register_fake(qualname, lambda *args: eager(*args))
+        torch.library.register_fake(qualname, lambda *args: fake(*args))
     except RuntimeError as exc:  # registered already by an earlier import in this process
         if "already" not in str(exc):
             raise
@@ -286,7 +288,28 @@ def compiled(op: Op, mode: str) -> Callable:
     import torch
 
     # One specialized kernel per shape, as a hand-written kernel would be tuned per call; no dynamic-shape code.
-    return torch.compile(op.torch_eager, mode=None if mode == "default" else mode, dynamic=False)
+    if not op.compile_divides_exactly:
+        return torch.compile(op.torch_eager, mode=None if mode == "default" else mode, dynamic=False)
+    if mode != "default":
+        raise SpecError(f"specs/{op.name}.py: compile_divides_exactly takes inductor options, which torch.compile "
+                        f"does not take beside a mode; compile_modes must be ('default',), not naming {mode!r}")
+    return torch.compile(op.torch_eager, options=_exact_division_option(), dynamic=False)
+
+
+def _exact_division_option() -> dict:
+    """Inductor's option for correctly rounded float32 division (tl.div_rn for `/`), under its name in the torch
+    installed: eager_numerics.division_rounding, or emulate_divison_rounding (sic) in releases before it."""
+    from torch._inductor import config
+
+    if hasattr(getattr(config, "eager_numerics", None), "division_rounding"):
+        return {"eager_numerics.division_rounding": True}
+    if hasattr(config, "emulate_divison_rounding"):
+        return {"emulate_divison_rounding": True}
+    import torch
+
+    raise SpecError(f"torch {torch.__version__}: inductor has no option for correctly rounded division "
+                    f"(eager_numerics.division_rounding), which this op's torch:compile rows need "
+                    f"(Op.compile_divides_exactly)")
 
 
 def select(impls: list[Impl], patterns: list[str] | None, missing_ok: bool = False) -> list[Impl]:

@@ -158,6 +158,19 @@ class Op:
     # Each output's dtype for inputs of a dtype, where it is not the input's: an fp8 quantization returns
     # (float8_e4m3fn, float32). Default: every output in the dtype of the op's first input.
     output_dtypes: Callable[[torch.dtype], tuple[torch.dtype, ...]] | None = None
+    # For an op whose spec leaves one output some freedom that another depends on (fp8 quantization: a scale within
+    # one ulp of absmax / 448, and q exact given the scale the row returned): f(ref, outputs, *inputs), the
+    # reference given the row's outputs, from the plain reference ref and the float64 inputs. Used where the row
+    # returned what it should (tensors of the reference's shapes); the free output's own entry stays its plain
+    # reference, judged within its tolerance.
+    reference_given_outputs: Callable[..., tuple] | None = None
+    # The torch:compile rows compile with inductor's correctly rounded float32 division (Triton's `/` is an
+    # approximate one), for a spec that fixes the rounding of its divisions bit for bit.
+    compile_divides_exactly: bool = False
+    # The metadata of the outputs on fake tensors (torch.compile, torch.library.opcheck), where running torch_eager
+    # on them cannot give it: an output whose size depends on an input's value (fp8 quantization's scales, one per
+    # group of `group` elements). Default: torch_eager.
+    fake: Callable[..., object] | None = None
     pass_of: tuple[str, str] | None = None
 
     def output_dtype(self, dtype: torch.dtype) -> torch.dtype | tuple[torch.dtype, ...]:

@@ -10,8 +10,14 @@
 //   v2 vec      one warp per group, eight groups per block: 128-bit loads of x, the absmax by warp shuffles, and
 //               each packet's quotients packed into one 32- or 64-bit store of q (groups that are not whole packets,
 //               or unaligned views, fall back to v1)
+//   v3 regs     each group read once, into registers: every thread holds up to 32 values of its group (8 packets
+//               of fp32, 4 of bf16), issues all of its loads before it uses any, and quantizes from registers (v2
+//               read each packet twice, the second time from cache, with one load in flight per lane); as many
+//               threads per group as its packets need (a power of two: four in bf16 at G = 128, so eight groups
+//               share a warp where v2 left half of one warp idle), reduced by shuffles within a warp, or by the
+//               block for groups of 64 threads or more (groups longer than 256 threads' 32 values fall back to v2)
 //
-// Memory-bound: x read once from memory (the second pass finds it in cache), q and the scales written once.
+// Memory-bound: x read once from memory (v1 and v2's second pass finds it in cache), q and the scales written once.
 // Triton side: triton_src/fp8_quant.py.
 #include "lab.h"
 
@@ -19,6 +25,8 @@ cudaError_t launch_fp8_quant_naive(lab::DType dtype, const void* x, void* q, flo
                                    int64_t group, cudaStream_t stream);
 cudaError_t launch_fp8_quant_vec(lab::DType dtype, const void* x, void* q, float* scales, int64_t n_groups,
                                  int64_t group, cudaStream_t stream);
+cudaError_t launch_fp8_quant_regs(lab::DType dtype, const void* x, void* q, float* scales, int64_t n_groups,
+                                  int64_t group, cudaStream_t stream);
 
 #ifdef __CUDACC__
 #include <cuda_fp8.h>
@@ -125,6 +133,79 @@ cudaError_t launch_fp8_quant_vec(lab::DType dtype, const void* x, void* q, float
   });
 }
 
+// ---- v3 regs: each group read once into registers, quantized from them. ------------------------------------------
+constexpr int kRegsValues = 32;     // values a thread holds: 8 packets of fp32, 4 of bf16 (16-bit values held as
+                                    // floats once converted: 32 registers either way)
+constexpr int kRegsThreads = 256;  // the most threads per group, and the block size for groups of fewer
+
+// The max over the `width` consecutive lanes of each segment of the warp (width a power of two, at most 32).
+__device__ __forceinline__ float segment_reduce_max(float v, int width) {
+  for (int offset = width / 2; offset > 0; offset >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, offset));
+  return v;
+}
+
+// threads_per_group: a power of two; up to 32 the groups are segments of a warp, beyond it one group per block
+// (blockDim = threads_per_group) and the block reduces.
+template <typename T>
+__global__ void __launch_bounds__(kRegsThreads) fp8_quant_regs_kernel(
+    const T* __restrict__ x, uint8_t* __restrict__ q, float* __restrict__ scales, int64_t n_groups, int64_t group,
+    int threads_per_group) {
+  constexpr int kPack = lab::Packet<T>::kSize;
+  constexpr int kRegsPackets = kRegsValues / kPack;
+  using Word = typename QuantBytes<kPack>::Word;
+  const int64_t packets = group / kPack;
+  const int rank = threadIdx.x % threads_per_group;
+  const int64_t g = static_cast<int64_t>(blockIdx.x) * (blockDim.x / threads_per_group) +
+                    threadIdx.x / threads_per_group;
+  const bool live = g < n_groups;  // threads past the last group still take part in the reduction's shuffles
+  const T* xg = x + g * group;
+  lab::Packet<T> held[kRegsPackets];
+  float absmax = 0.0f;
+#pragma unroll
+  for (int i = 0; i < kRegsPackets; ++i) {  // unrolled: held[] stays in registers, and the loads all go out first
+    const int64_t p = rank + static_cast<int64_t>(i) * threads_per_group;
+    if (live && p < packets) held[i] = lab::load_packet(xg + p * kPack);
+  }
+#pragma unroll
+  for (int i = 0; i < kRegsPackets; ++i) {
+    if (live && rank + static_cast<int64_t>(i) * threads_per_group < packets) {
+#pragma unroll
+      for (int k = 0; k < kPack; ++k) absmax = fmaxf(absmax, fabsf(lab::to_float(held[i].v[k])));
+    }
+  }
+  absmax = threads_per_group > 32 ? lab::block_reduce_max(absmax) : segment_reduce_max(absmax, threads_per_group);
+  if (!live) return;
+  const float scale = scale_of(absmax);
+  if (rank == 0) scales[g] = scale;
+  Word* qg = reinterpret_cast<Word*>(q + g * group);
+#pragma unroll
+  for (int i = 0; i < kRegsPackets; ++i) {
+    const int64_t p = rank + static_cast<int64_t>(i) * threads_per_group;
+    if (p < packets) qg[p] = quantize_packet<T>(held[i], scale);
+  }
+}
+
+cudaError_t launch_fp8_quant_regs(lab::DType dtype, const void* x, void* q, float* scales, int64_t n_groups,
+                                  int64_t group, cudaStream_t stream) {
+  return lab::dispatch_float_types(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    constexpr int kPack = lab::Packet<T>::kSize;
+    const int64_t packets = group / kPack;
+    int threads_per_group = 1;  // the fewest (a power of two) that hold the group, kRegsValues values each
+    while (static_cast<int64_t>(threads_per_group) * (kRegsValues / kPack) < packets) threads_per_group *= 2;
+    if (group % kPack != 0 || !lab::is_aligned16(x) || threads_per_group > kRegsThreads) {
+      return launch_fp8_quant_vec(dtype, x, q, scales, n_groups, group, stream);
+    }
+    const int threads = threads_per_group > 32 ? threads_per_group : kRegsThreads;
+    const int64_t groups_per_block = threads / threads_per_group;
+    const int64_t blocks = (n_groups + groups_per_block - 1) / groups_per_block;
+    if (blocks > 0x7fffffff) return launch_fp8_quant_vec(dtype, x, q, scales, n_groups, group, stream);
+    fp8_quant_regs_kernel<T><<<static_cast<unsigned int>(blocks), threads, 0, stream>>>(
+        static_cast<const T*>(x), static_cast<uint8_t*>(q), scales, n_groups, group, threads_per_group);
+    return cudaGetLastError();
+  });
+}
+
 #else  // host half: the torch binding
 
 #include "lab_torch.h"
@@ -158,15 +239,20 @@ std::tuple<at::Tensor, at::Tensor> fp8_quant_naive(const at::Tensor& x, const at
 std::tuple<at::Tensor, at::Tensor> fp8_quant_vec(const at::Tensor& x, const at::Tensor& group) {
   return run_fp8_quant(x, group, "vec", launch_fp8_quant_vec);
 }
+std::tuple<at::Tensor, at::Tensor> fp8_quant_regs(const at::Tensor& x, const at::Tensor& group) {
+  return run_fp8_quant(x, group, "regs", launch_fp8_quant_regs);
+}
 
 TORCH_LIBRARY(lab_fp8_quant, m) {
   m.def("naive(Tensor x, Tensor group) -> (Tensor, Tensor)");
   m.def("vec(Tensor x, Tensor group) -> (Tensor, Tensor)");
+  m.def("regs(Tensor x, Tensor group) -> (Tensor, Tensor)");
 }
 
 TORCH_LIBRARY_IMPL(lab_fp8_quant, CUDA, m) {
   m.impl("naive", &fp8_quant_naive);
   m.impl("vec", &fp8_quant_vec);
+  m.impl("regs", &fp8_quant_regs);
 }
 
 #endif

@@ -1,6 +1,7 @@
 """fp8 quantization (specs/fp8_quant.py): the reference's rounding to e4m3 agrees with torch's own cast, the torch row
-passes every check, the judge catches a cast that rounds ties away from zero or truncates, a scale computed by
-multiplying with a rounded 1/448, and a scale per row where the groups are shorter; and the Triton rows, which the
+passes every check, a scale one ulp off (absmax times a rounded 1/448) passes with q divided by it, and the judge
+catches a cast that rounds ties away from zero or truncates, a scale two ulps off, q multiplied by a rounded 1/scale,
+and a scale per row where the groups are shorter; and the Triton rows, which the
 interpreter cannot judge, are held exact in everything but the cast."""
 import pytest
 import torch
@@ -65,11 +66,36 @@ def _truncated(a):
 
 
 def _scale_by_reciprocal(x, group):
-    q, scale = fp8_quant.torch_eager(x, group)
+    """The scale as absmax · fl(1/448), q divided by that scale: within the spec's ulp for scales."""
     g = int(group.item())
     m, n = x.shape
-    absmax = x.float().reshape(m, n // g, g).abs().amax(dim=-1)
-    return q, torch.where(absmax == 0, torch.ones_like(absmax), absmax * torch.tensor(1 / 448, dtype=torch.float32))
+    groups = x.float().reshape(m, n // g, g)
+    absmax = groups.abs().amax(dim=-1, keepdim=True)
+    scale = torch.where(absmax == 0, torch.ones_like(absmax), absmax * torch.tensor(1 / 448, dtype=torch.float32))
+    q = (groups / scale).clamp(-fp8_quant.E4M3_MAX, fp8_quant.E4M3_MAX).to(torch.float8_e4m3fn)
+    return q.reshape(m, n), scale.squeeze(-1)
+
+
+def test_a_scale_within_one_ulp_passes_with_q_divided_by_it():
+    x, group = fp8_quant.make_inputs((64, 4096, 128), torch.float32, "cpu", torch.Generator().manual_seed(0))
+    off = _scale_by_reciprocal(x, group)[1].double() != fp8_quant.scales_of(x.double(), 128)
+    assert off.any()  # the freedom is used: many of these scales are one ulp from the correctly rounded ones
+    assert _failures(_scale_by_reciprocal) == []
+
+
+def _scale_two_ulps_high(x, group):
+    q, scale = fp8_quant.torch_eager(x, group)
+    return q, torch.nextafter(torch.nextafter(scale, torch.full_like(scale, torch.inf)),
+                              torch.full_like(scale, torch.inf))
+
+
+def _q_by_reciprocal(x, group):
+    """q as x · fl(1/scale) instead of x / scale: one float32 rounding more, which moves quotients off their ties."""
+    _, scale = fp8_quant.torch_eager(x, group)
+    g = int(group.item())
+    m, n = x.shape
+    q = x.float().reshape(m, n // g, g) * (1 / scale)[..., None]
+    return q.clamp(-fp8_quant.E4M3_MAX, fp8_quant.E4M3_MAX).to(torch.float8_e4m3fn).reshape(m, n), scale
 
 
 def _one_scale_per_row(x, group):
@@ -77,8 +103,8 @@ def _one_scale_per_row(x, group):
 
 
 @pytest.mark.parametrize("wrong,where", [
-    (_cast_with(_ties_away), "ties"), (_cast_with(_truncated), "random"), (_scale_by_reciprocal, "random"),
-    (_one_scale_per_row, "random"),
+    (_cast_with(_ties_away), "ties"), (_cast_with(_truncated), "random"), (_scale_two_ulps_high, "random"),
+    (_q_by_reciprocal, "ties"), (_one_scale_per_row, "random"),
 ])
 def test_a_wrong_quantization_is_caught(wrong, where):
     failed = _failures(wrong)
