@@ -156,8 +156,8 @@ class Op:
     # pass ("dx", "dweight", ...).
     output_names: Sequence[str] | None = None
     # Each output's dtype for inputs of a dtype, where it is not the input's: an fp8 quantization returns
-    # (float8_e4m3fn, float32). Default: every output in the dtype of the op's first input.
-    output_dtypes: Callable[[torch.dtype], tuple[torch.dtype, ...]] | None = None
+    # (float8_e4m3fn, float32), an fp8 matmul bfloat16. Default: every output in the dtype of the op's first input.
+    output_dtypes: Callable[[torch.dtype], torch.dtype | tuple[torch.dtype, ...]] | None = None
     # For an op whose spec leaves one output some freedom that another depends on (fp8 quantization: a scale within
     # one ulp of absmax / 448, and q exact given the scale the row returned): f(ref, outputs, *inputs), the
     # reference given the row's outputs, from the plain reference ref and the float64 inputs. Used where the row
@@ -175,7 +175,10 @@ class Op:
 
     def output_dtype(self, dtype: torch.dtype) -> torch.dtype | tuple[torch.dtype, ...]:
         """The dtype the output must have for inputs of dtype: one, or one per output (output_dtypes)."""
-        return tuple(self.output_dtypes(dtype)) if self.output_dtypes else dtype
+        if not self.output_dtypes:
+            return dtype
+        declared = self.output_dtypes(dtype)
+        return tuple(declared) if isinstance(declared, (tuple, list)) else declared
 
     def tolerance(self, dtype: torch.dtype, shape: Shape, inputs: str = "random") -> Tolerance | tuple[Tolerance, ...]:
         """The output's Tolerance; for a pass with several outputs (compare.passes), a tuple, one per output.

@@ -33,32 +33,18 @@ cudaError_t launch_matmul_wgmma(lab::DType dtype, const void* a, const void* b, 
 
 #include <type_traits>
 
+#include "lab_async.cuh"
 #include "lab_device.cuh"
 
 // ==== PTX and driver wrappers =====================================================================================
 // Each inline-asm instruction v4 and v5 use, as a function named after it, and the driver call that encodes v5's
 // TMA tensor maps. Nothing here decides tiling or order; the kernels below do. (PTX ISA names in quotes.)
 
-// A shared-memory pointer as the 32-bit address PTX's .shared instructions take.
-__device__ __forceinline__ uint32_t smem_address(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-
-// ---- cp.async (sm_80+, v4): copies global→shared that bypass registers and complete asynchronously. ---------------
-// 16 bytes global→shared, asynchronously; with valid == false nothing is read and the 16 bytes become zeros.
-__device__ __forceinline__ void cp_async_16(uint32_t dst, const void* src, bool valid) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0)
-               : "memory");
-}
-
-// Closes the group of copies this thread issued since the last commit.
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-
-// Waits until at most kPending of this thread's committed groups are still in flight.
-template <int kPending>
-__device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
-}
+// cp.async and smem_address: lab_async.cuh (shared with fp8_matmul.cu).
+using lab::cp_async_16;
+using lab::cp_async_commit;
+using lab::cp_async_wait;
+using lab::smem_address;
 
 // ---- ldmatrix and mma.sync (sm_80+, v4): the per-warp tensor-core path. -----------------------------------------
 // Four 8×8 matrices of 16-bit elements from shared memory, in mma's operand layout: lanes 8i..8i+7 give the row

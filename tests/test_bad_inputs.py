@@ -33,14 +33,18 @@ def device():
     return torch.device("cuda" if GPU else "cpu")
 
 
-def inputs_for(op, shape, dtype=torch.float32, dev=None):
+def inputs_for(op, shape, dtype=None, dev=None):
+    """The op's inputs, in float32 by default where the op takes it (else its first dtype: fp8 operands)."""
     gen = torch.Generator(device=dev or device()).manual_seed(0)
+    dtype = dtype or (torch.float32 if torch.float32 in op.dtypes else op.dtypes[0])
     return op.make_inputs(shape, dtype, dev or device(), gen)
 
 
 def row_dtype(op, impl):
-    """float32 where the row takes it, else its first dtype (tensor-core rows refuse fp32 by design)."""
-    return next(d for d in (torch.float32, *op.dtypes) if d not in op.unsupported_dtypes.get(impl.name, ()))
+    """float32 where the op and the row take it, else the first dtype the row takes (tensor-core rows refuse fp32 by
+    design; an fp8 op has no fp32)."""
+    return next(d for d in (torch.float32, *op.dtypes)
+                if d in op.dtypes and d not in op.unsupported_dtypes.get(impl.name, ()))
 
 
 def small_shape(op):

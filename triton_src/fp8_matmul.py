@@ -1,0 +1,122 @@
+"""fp8 scaled matrix multiply C = (A @ B)·scale_a·scale_b in Triton: A (M, K) and B (K, N) float8_e4m3fn, B
+column-major, one float32 scale per row of A and per column of B, C bfloat16. Spec (and the arithmetic its tolerance
+allows): specs/fp8_matmul.py. CUDA side: cuda_src/fp8_matmul.cu.
+
+Steps (each one a row, triton:<name>; measured figures: results/<gpu>/fp8_matmul.md):
+  v1 tiled   the matmul tutorial's tile loop on fp8 operands: one program per 128×128 tile of C, K in steps of 64,
+             tl.dot on the e4m3 tiles into a float32 accumulator, the two scales and the cast to bf16 in the
+             epilogue
+  v2 tuned   autotuned tiles, warps and pipeline depth, and the grouped tile order (programs that run together share
+             rows of A and columns of B in L2)
+
+tl.dot takes the e4m3 tiles as they are: on Hopper it emits wgmma with 8-bit operands (k = 32 per instruction),
+reading B K-major, which the column-major B is. Its max_num_imprecise_acc decides how long the tensor core may
+accumulate with its own reduced precision before the partial sum is added into a true float32 accumulator: Triton's
+default on Hopper never does (cuBLAS's "fast accumulation"), so both steps set it to BLOCK_K, a promotion per K
+tile, as cuBLAS (use_fast_accum=False) and DeepGEMM do.
+"""
+import torch
+import triton
+import triton.language as tl
+
+from compare.spec import variant
+from compare.validate import InputError
+
+
+def _prepare(name: str, a, b, scale_a, scale_b):
+    """Checks shared by every step; returns (M, N, K, C)."""
+    for what, t, dtype in (("a", a, torch.float8_e4m3fn), ("b", b, torch.float8_e4m3fn),
+                           ("scale_a", scale_a, torch.float32), ("scale_b", scale_b, torch.float32)):
+        if not isinstance(t, torch.Tensor) or t.dim() != 2:
+            raise InputError(f"{name}: {what} must be a 2-D tensor")
+        if t.dtype != dtype:
+            raise InputError(f"{name}: {what} has dtype {t.dtype}; expected {dtype}")
+        if t.device != a.device:
+            raise InputError(f"{name}: {what} is on {t.device}, a on {a.device}")
+    m, k = a.shape
+    if b.shape[0] != k:
+        raise InputError(f"{name}: inner dimensions differ: a is {tuple(a.shape)}, b is {tuple(b.shape)}")
+    n = b.shape[1]
+    if tuple(scale_a.shape) != (m, 1) or tuple(scale_b.shape) != (1, n):
+        raise InputError(f"{name}: scale shapes: scale_a must be ({m}, 1) and scale_b (1, {n}); got "
+                         f"{tuple(scale_a.shape)} and {tuple(scale_b.shape)}")
+    return m, n, k, torch.empty((m, n), device=a.device, dtype=torch.bfloat16)
+
+
+@triton.jit
+def _tile(a_ptr, b_ptr, sa_ptr, sb_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_sa,
+          stride_sb, stride_cm, pid_m, pid_n, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    """One BLOCK_M×BLOCK_N tile of C: the K loop and the epilogue, the same in both steps (they differ in which
+    program takes which tile, and in the tile sizes)."""
+    rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    rk = tl.arange(0, BLOCK_K)
+    a_tile = a_ptr + rm[:, None].to(tl.int64) * stride_am + rk[None, :] * stride_ak
+    b_tile = b_ptr + rk[:, None] * stride_bk + rn[None, :].to(tl.int64) * stride_bn
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k0 in range(0, K, BLOCK_K):
+        a = tl.load(a_tile, mask=(rm[:, None] < M) & (rk[None, :] + k0 < K), other=0.0)
+        b = tl.load(b_tile, mask=(rk[:, None] + k0 < K) & (rn[None, :] < N), other=0.0)
+        acc = tl.dot(a, b, acc, max_num_imprecise_acc=BLOCK_K)
+        a_tile += BLOCK_K * stride_ak
+        b_tile += BLOCK_K * stride_bk
+    sa = tl.load(sa_ptr + rm * stride_sa, mask=rm < M, other=0.0)
+    sb = tl.load(sb_ptr + rn * stride_sb, mask=rn < N, other=0.0)
+    c = (acc * sa[:, None] * sb[None, :]).to(tl.bfloat16)
+    tl.store(c_ptr + rm[:, None].to(tl.int64) * stride_cm + rn[None, :], c, mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+# ---- v1 tiled: one program per tile, in row-major tile order. -------------------------------------------------------
+@triton.jit
+def fp8_matmul_tiled_kernel(a_ptr, b_ptr, sa_ptr, sb_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk,
+                            stride_bn, stride_sa, stride_sb, stride_cm, BLOCK_M: tl.constexpr,
+                            BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    _tile(a_ptr, b_ptr, sa_ptr, sb_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_sa,
+          stride_sb, stride_cm, tl.program_id(0), tl.program_id(1), BLOCK_M, BLOCK_N, BLOCK_K)
+
+
+def _launch(kernel, grid, a, b, scale_a, scale_b, c, m, n, k, **meta):
+    kernel[grid](a, b, scale_a, scale_b, c, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
+                 scale_a.stride(0), scale_b.stride(1), c.stride(0), **meta)
+
+
+@variant("tiled")
+def tiled(a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor, scale_b: torch.Tensor):
+    m, n, k, c = _prepare("fp8_matmul", a, b, scale_a, scale_b)
+    if c.numel():
+        _launch(fp8_matmul_tiled_kernel, (triton.cdiv(m, 128), triton.cdiv(n, 128)), a, b, scale_a, scale_b, c,
+                m, n, k, BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, num_warps=8, num_stages=3)
+    return c
+
+
+# ---- v2 tuned: autotuned tiles, grouped tile order. ------------------------------------------------------------------
+@triton.autotune(
+    configs=[triton.Config({"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": 8}, num_warps=w, num_stages=s)
+             for bm, bn, bk, w, s in ((128, 256, 128, 8, 3), (256, 128, 128, 8, 3), (128, 128, 128, 8, 4),
+                                      (128, 128, 64, 4, 4), (64, 128, 128, 4, 4))],
+    key=["M", "N", "K"])
+@triton.jit
+def fp8_matmul_tuned_kernel(a_ptr, b_ptr, sa_ptr, sb_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk,
+                            stride_bn, stride_sa, stride_sb, stride_cm, BLOCK_M: tl.constexpr,
+                            BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
+    # Grouped order: GROUP_M rows of tiles are walked column by column, so the programs resident at once read a few
+    # panels of A and of B many times from L2 instead of streaming all of B for each row of tiles.
+    pid = tl.program_id(0)
+    tiles_m, tiles_n = tl.cdiv(M, BLOCK_M), tl.cdiv(N, BLOCK_N)
+    per_group = GROUP_M * tiles_n
+    first_m = (pid // per_group) * GROUP_M
+    group_m = min(tiles_m - first_m, GROUP_M)
+    pid_m = first_m + (pid % per_group) % group_m
+    pid_n = (pid % per_group) // group_m
+    _tile(a_ptr, b_ptr, sa_ptr, sb_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_sa,
+          stride_sb, stride_cm, pid_m, pid_n, BLOCK_M, BLOCK_N, BLOCK_K)
+
+
+@variant("tuned")
+def tuned(a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor, scale_b: torch.Tensor):
+    m, n, k, c = _prepare("fp8_matmul", a, b, scale_a, scale_b)
+    if c.numel():
+        _launch(fp8_matmul_tuned_kernel,
+                lambda meta: (triton.cdiv(m, meta["BLOCK_M"]) * triton.cdiv(n, meta["BLOCK_N"]),),
+                a, b, scale_a, scale_b, c, m, n, k)
+    return c
