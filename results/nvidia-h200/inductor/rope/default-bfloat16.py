@@ -1,4 +1,4 @@
-# torch:compile, bfloat16, B=1 S=2048 H=32 D=128: output code captured from torch.compile (torch 2.11.0+cu130) by `python -m compare dropout rope --check-rows 8`
+# torch:compile, bfloat16, B=1 S=2048 H=32 D=128: output code captured from torch.compile (torch 2.11.0+cu130) by `python -m compare fp8_quant rope --check-rows 8`
 # AOT ID: ['59_inference']
 from ctypes import c_void_p, c_long, c_int
 import torch
@@ -35,7 +35,7 @@ async_compile = AsyncCompile()
 empty_strided_p2p = torch._C._distributed_c10d._SymmetricMemory.empty_strided_p2p
 
 
-# kernel path: /tmp/tmpc9g6aye6/cb/ccbjgrvmag5nm5kehxii3sirnmaqa5vb6ay6stle4dzjwrvcx7t4.py
+# kernel path: /tmp/tmp81lw2ocl/cb/ccbjgrvmag5nm5kehxii3sirnmaqa5vb6ay6stle4dzjwrvcx7t4.py
 # Topologically Sorted Source Nodes: [float_4, cat, getitem, c, mul, getitem_2, neg, getitem_3, cat_2, rotated, cat_1, getitem_1, s, mul_1, add, to], Original ATen: [aten._to_copy, aten.cat, aten.unsqueeze, aten.mul, aten.slice, aten.neg, aten.add]
 # Source node to ATen node mapping:
 #   add => add

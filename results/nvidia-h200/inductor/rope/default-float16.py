@@ -1,4 +1,4 @@
-# torch:compile, float16, B=1 S=2048 H=32 D=128: output code captured from torch.compile (torch 2.11.0+cu130) by `python -m compare dropout rope --check-rows 8`
+# torch:compile, float16, B=1 S=2048 H=32 D=128: output code captured from torch.compile (torch 2.11.0+cu130) by `python -m compare fp8_quant rope --check-rows 8`
 # AOT ID: ['58_inference']
 from ctypes import c_void_p, c_long, c_int
 import torch
@@ -35,7 +35,7 @@ async_compile = AsyncCompile()
 empty_strided_p2p = torch._C._distributed_c10d._SymmetricMemory.empty_strided_p2p
 
 
-# kernel path: /tmp/tmp4if68qsc/3q/c3quloskczaa5z5uc6qjxp4sctbpw7wu4gir6zcgr67ldr2deufb.py
+# kernel path: /tmp/tmpeis69x_c/3q/c3quloskczaa5z5uc6qjxp4sctbpw7wu4gir6zcgr67ldr2deufb.py
 # Topologically Sorted Source Nodes: [float_4, cat, getitem, c, mul, getitem_2, neg, getitem_3, cat_2, rotated, cat_1, getitem_1, s, mul_1, add, to], Original ATen: [aten._to_copy, aten.cat, aten.unsqueeze, aten.mul, aten.slice, aten.neg, aten.add]
 # Source node to ATen node mapping:
 #   add => add

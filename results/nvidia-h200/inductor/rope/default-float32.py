@@ -1,4 +1,4 @@
-# torch:compile, float32, B=1 S=2048 H=32 D=128: output code captured from torch.compile (torch 2.11.0+cu130) by `python -m compare dropout rope --check-rows 8`
+# torch:compile, float32, B=1 S=2048 H=32 D=128: output code captured from torch.compile (torch 2.11.0+cu130) by `python -m compare fp8_quant rope --check-rows 8`
 # AOT ID: ['57_inference']
 from ctypes import c_void_p, c_long, c_int
 import torch
@@ -35,7 +35,7 @@ async_compile = AsyncCompile()
 empty_strided_p2p = torch._C._distributed_c10d._SymmetricMemory.empty_strided_p2p
 
 
-# kernel path: /tmp/tmpsuvfid82/th/cthqiqnscirivj5mqvmrrmpal3fy4nfwa4cla4bxe2ddnwyjkv3l.py
+# kernel path: /tmp/tmpcw2dld0h/th/cthqiqnscirivj5mqvmrrmpal3fy4nfwa4cla4bxe2ddnwyjkv3l.py
 # Topologically Sorted Source Nodes: [cat, getitem, mul, getitem_2, neg, getitem_3, cat_2, cat_1, getitem_1, mul_1, add], Original ATen: [aten.cat, aten.unsqueeze, aten.mul, aten.slice, aten.neg, aten.add]
 # Source node to ATen node mapping:
 #   add => add
