@@ -90,14 +90,16 @@ def parse_list(text: str) -> list[str]:
 
 
 DTYPE_ALIASES = {"fp32": "float32", "f32": "float32", "fp16": "float16", "f16": "float16", "half": "float16",
-                 "bf16": "bfloat16", "float32": "float32", "float16": "float16", "bfloat16": "bfloat16"}
+                 "bf16": "bfloat16", "float32": "float32", "float16": "float16", "bfloat16": "bfloat16",
+                 "fp8": "float8_e4m3fn", "e4m3": "float8_e4m3fn", "float8_e4m3fn": "float8_e4m3fn"}
 
 
 def parse_dtypes(text: str) -> list[str]:
     out = []
     for d in parse_list(text):
         if d.lower() not in DTYPE_ALIASES:
-            raise argparse.ArgumentTypeError(f"unknown dtype {d!r}: use float32, float16 or bfloat16 (fp32, fp16, bf16)")
+            raise argparse.ArgumentTypeError(f"unknown dtype {d!r}: use float32, float16, bfloat16 or float8_e4m3fn "
+                                             f"(fp32, fp16, bf16, fp8)")
         out.append(DTYPE_ALIASES[d.lower()])
     return out
 

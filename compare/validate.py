@@ -14,15 +14,19 @@ class InputError(ValueError):
     """A tensor the kernel can't take; the message says which op, which argument and what to do."""
 
 
+def check_device(op: str, name: str, t: torch.Tensor) -> None:
+    """The GPU kernels need device memory; the CPU is allowed only when Triton is interpreting."""
+    if not t.is_cuda and os.environ.get("TRITON_INTERPRET") != "1":
+        raise InputError(f"{op}: {name} is on {t.device}; move it to a CUDA device first (.cuda())")
+
+
 def check_inputs(op: str, *named: tuple[str, torch.Tensor], dtypes=FLOAT_TYPES, ndim: int | None = None,
                  same_shape: bool = False) -> None:
     first = None
     for name, t in named:
         if not isinstance(t, torch.Tensor):
             raise InputError(f"{op}: {name} is a {type(t).__name__}, expected a torch.Tensor")
-        # The GPU kernels need device memory; the CPU is allowed only when Triton is interpreting.
-        if not t.is_cuda and os.environ.get("TRITON_INTERPRET") != "1":
-            raise InputError(f"{op}: {name} is on {t.device}; move it to a CUDA device first (.cuda())")
+        check_device(op, name, t)
         if t.dtype not in dtypes:
             names = ", ".join(str(d).removeprefix("torch.") for d in dtypes)
             raise InputError(f"{op}: {name} has dtype {str(t.dtype).removeprefix('torch.')}; this kernel takes {names}")

@@ -185,4 +185,9 @@ def test_cuda_ops_pass_opcheck(op):
         fn = discover.cuda_op(op.name, variant)
         for dtype in op.dtypes:
             if op.supports(f"cuda:{variant}", dtype, small_shape(op)):
-                torch.library.opcheck(fn, inputs_for(op, small_shape(op), dtype))
+                # test_schema compares float8 inputs before and after the call with arithmetic torch lacks for
+                # float8 ("mul_cuda" not implemented): fp8 operands get the other three tests.
+                tests = ("test_autograd_registration", "test_faketensor", "test_aot_dispatch_dynamic") \
+                    if dtype.itemsize == 1 and dtype.is_floating_point else None
+                torch.library.opcheck(fn, inputs_for(op, small_shape(op), dtype),
+                                      **({"test_utils": tests} if tests else {}))

@@ -20,7 +20,7 @@ import triton
 import triton.language as tl
 
 from compare.spec import variant
-from compare.validate import InputError
+from compare.validate import InputError, check_device
 
 
 def _prepare(name: str, a, b, scale_a, scale_b):
@@ -29,6 +29,7 @@ def _prepare(name: str, a, b, scale_a, scale_b):
                            ("scale_a", scale_a, torch.float32), ("scale_b", scale_b, torch.float32)):
         if not isinstance(t, torch.Tensor) or t.dim() != 2:
             raise InputError(f"{name}: {what} must be a 2-D tensor")
+        check_device(name, what, t)
         if t.dtype != dtype:
             raise InputError(f"{name}: {what} has dtype {t.dtype}; expected {dtype}")
         if t.device != a.device:
