@@ -1,7 +1,8 @@
 // fp8 e4m3 quantization with one scale per group of G elements of a row: x (M, N) float32 or bfloat16 to q (M, N)
 // float8_e4m3fn and scales (M, N / G) float32, scale = absmax / 448 (1 for a group of zeros), q = e4m3(x / scale).
 // The spec (specs/fp8_quant.py) fixes every bit: both divisions correctly rounded (__fdiv_rn, which this file
-// writes out so that no compiler flag can turn it into an approximate one), the cast rounding to nearest even and
+// writes out so that no compiler flag can turn it into an approximate one; v4 gets the same quotients from a
+// reciprocal), the cast rounding to nearest even and
 // saturating (__nv_cvt_float_to_fp8 with __NV_SATFINITE: PTX cvt.rn.satfinite.e4m3x2.f32 on sm_89 and later).
 //
 // Steps (each one a row, cuda:<name>; measured figures: results/<gpu>/fp8_quant.md):
@@ -16,6 +17,9 @@
 //               threads per group as its packets need (a power of two: four in bf16 at G = 128, so eight groups
 //               share a warp where v2 left half of one warp idle), reduced by shuffles within a warp, or by the
 //               block for groups of 64 threads or more (groups longer than 256 threads' 32 values fall back to v2)
+//   v4 rcp      v3 with each correctly rounded quotient from the group's reciprocal and two fmas (Markstein's
+//               correction) instead of a division: in 16-bit inputs on an H200 v3 runs out of instructions before it
+//               runs out of bandwidth (results/nvidia-h200/fp8_quant.md), and __fdiv_rn is most of them
 //
 // Memory-bound: x read once from memory (v1 and v2's second pass finds it in cache), q and the scales written once.
 // Triton side: triton_src/fp8_quant.py.
@@ -27,6 +31,8 @@ cudaError_t launch_fp8_quant_vec(lab::DType dtype, const void* x, void* q, float
                                  int64_t group, cudaStream_t stream);
 cudaError_t launch_fp8_quant_regs(lab::DType dtype, const void* x, void* q, float* scales, int64_t n_groups,
                                   int64_t group, cudaStream_t stream);
+cudaError_t launch_fp8_quant_rcp(lab::DType dtype, const void* x, void* q, float* scales, int64_t n_groups,
+                                 int64_t group, cudaStream_t stream);
 
 #ifdef __CUDACC__
 #include <cuda_fp8.h>
@@ -82,15 +88,36 @@ struct QuantBytes<8> {
   using Word = uint2;
 };
 
-template <typename T>
+// quotient(v): v / scale correctly rounded (a division in v2 and v3, a reciprocal and two fmas in v4).
+template <typename T, typename Quotient>
 __device__ __forceinline__ typename QuantBytes<lab::Packet<T>::kSize>::Word quantize_packet(
-    const lab::Packet<T>& packet, float scale) {
+    const lab::Packet<T>& packet, Quotient quotient) {
   constexpr int kPack = lab::Packet<T>::kSize;
   typename QuantBytes<kPack>::Word word;
   uint8_t* bytes = reinterpret_cast<uint8_t*>(&word);
 #pragma unroll
-  for (int k = 0; k < kPack; ++k) bytes[k] = to_e4m3(lab::to_float(packet.v[k]), scale);
+  for (int k = 0; k < kPack; ++k) {
+    bytes[k] = __nv_cvt_float_to_fp8(quotient(lab::to_float(packet.v[k])), __NV_SATFINITE, __NV_E4M3);
+  }
   return word;
+}
+
+template <typename T>
+__device__ __forceinline__ typename QuantBytes<lab::Packet<T>::kSize>::Word quantize_packet(
+    const lab::Packet<T>& packet, float scale) {
+  return quantize_packet<T>(packet, [scale](float v) { return __fdiv_rn(v, scale); });
+}
+
+// v / scale correctly rounded without a division: q = v·r with r = 1/scale correctly rounded (once per group), the
+// remainder v − q·scale, exact in one fma, and q corrected by remainder·r in a second. Markstein's theorem: with r
+// within half an ulp of 1/scale and q within one ulp of v/scale, the corrected q is the correctly rounded quotient
+// as long as the remainder (about 2^-24·|v|) is not subnormal: values below 2^-100 take the division instead; from
+// 2^-100 up the group's scale (absmax / 448 >= |v| / 448) is at least 2^-109, its reciprocal finite. Three FMA-pipe
+// instructions where __fdiv_rn takes about ten and a branch to its slow path.
+__device__ __forceinline__ float divide_by_reciprocal(float v, float scale, float reciprocal) {
+  if (fabsf(v) < 0x1p-100f) return __fdiv_rn(v, scale);
+  const float q = __fmul_rn(v, reciprocal);
+  return __fmaf_rn(__fmaf_rn(-q, scale, v), reciprocal, q);
 }
 
 constexpr int kVecWarpsPerBlock = 8;
@@ -146,7 +173,7 @@ __device__ __forceinline__ float segment_reduce_max(float v, int width) {
 
 // threads_per_group: a power of two; up to 32 the groups are segments of a warp, beyond it one group per block
 // (blockDim = threads_per_group) and the block reduces.
-template <typename T>
+template <typename T, bool kByReciprocal>
 __global__ void __launch_bounds__(kRegsThreads) fp8_quant_regs_kernel(
     const T* __restrict__ x, uint8_t* __restrict__ q, float* __restrict__ scales, int64_t n_groups, int64_t group,
     int threads_per_group) {
@@ -178,15 +205,23 @@ __global__ void __launch_bounds__(kRegsThreads) fp8_quant_regs_kernel(
   const float scale = scale_of(absmax);
   if (rank == 0) scales[g] = scale;
   Word* qg = reinterpret_cast<Word*>(q + g * group);
+  const float reciprocal = __frcp_rn(scale);  // v4: once per group
 #pragma unroll
   for (int i = 0; i < kRegsPackets; ++i) {
     const int64_t p = rank + static_cast<int64_t>(i) * threads_per_group;
-    if (p < packets) qg[p] = quantize_packet<T>(held[i], scale);
+    if (p < packets) {
+      if constexpr (kByReciprocal) {
+        qg[p] = quantize_packet<T>(held[i], [=](float v) { return divide_by_reciprocal(v, scale, reciprocal); });
+      } else {
+        qg[p] = quantize_packet<T>(held[i], scale);
+      }
+    }
   }
 }
 
-cudaError_t launch_fp8_quant_regs(lab::DType dtype, const void* x, void* q, float* scales, int64_t n_groups,
-                                  int64_t group, cudaStream_t stream) {
+template <bool kByReciprocal>
+static cudaError_t launch_regs_kernel(lab::DType dtype, const void* x, void* q, float* scales, int64_t n_groups,
+                                      int64_t group, cudaStream_t stream) {
   return lab::dispatch_float_types(dtype, [&](auto tag) {
     using T = decltype(tag);
     constexpr int kPack = lab::Packet<T>::kSize;
@@ -200,10 +235,21 @@ cudaError_t launch_fp8_quant_regs(lab::DType dtype, const void* x, void* q, floa
     const int64_t groups_per_block = threads / threads_per_group;
     const int64_t blocks = (n_groups + groups_per_block - 1) / groups_per_block;
     if (blocks > 0x7fffffff) return launch_fp8_quant_vec(dtype, x, q, scales, n_groups, group, stream);
-    fp8_quant_regs_kernel<T><<<static_cast<unsigned int>(blocks), threads, 0, stream>>>(
+    fp8_quant_regs_kernel<T, kByReciprocal><<<static_cast<unsigned int>(blocks), threads, 0, stream>>>(
         static_cast<const T*>(x), static_cast<uint8_t*>(q), scales, n_groups, group, threads_per_group);
     return cudaGetLastError();
   });
+}
+
+cudaError_t launch_fp8_quant_regs(lab::DType dtype, const void* x, void* q, float* scales, int64_t n_groups,
+                                  int64_t group, cudaStream_t stream) {
+  return launch_regs_kernel<false>(dtype, x, q, scales, n_groups, group, stream);
+}
+
+// ---- v4 rcp: v3 with each quotient from the group's reciprocal (divide_by_reciprocal). -----------------------------
+cudaError_t launch_fp8_quant_rcp(lab::DType dtype, const void* x, void* q, float* scales, int64_t n_groups,
+                                 int64_t group, cudaStream_t stream) {
+  return launch_regs_kernel<true>(dtype, x, q, scales, n_groups, group, stream);
 }
 
 #else  // host half: the torch binding
@@ -242,17 +288,22 @@ std::tuple<at::Tensor, at::Tensor> fp8_quant_vec(const at::Tensor& x, const at::
 std::tuple<at::Tensor, at::Tensor> fp8_quant_regs(const at::Tensor& x, const at::Tensor& group) {
   return run_fp8_quant(x, group, "regs", launch_fp8_quant_regs);
 }
+std::tuple<at::Tensor, at::Tensor> fp8_quant_rcp(const at::Tensor& x, const at::Tensor& group) {
+  return run_fp8_quant(x, group, "rcp", launch_fp8_quant_rcp);
+}
 
 TORCH_LIBRARY(lab_fp8_quant, m) {
   m.def("naive(Tensor x, Tensor group) -> (Tensor, Tensor)");
   m.def("vec(Tensor x, Tensor group) -> (Tensor, Tensor)");
   m.def("regs(Tensor x, Tensor group) -> (Tensor, Tensor)");
+  m.def("rcp(Tensor x, Tensor group) -> (Tensor, Tensor)");
 }
 
 TORCH_LIBRARY_IMPL(lab_fp8_quant, CUDA, m) {
   m.impl("naive", &fp8_quant_naive);
   m.impl("vec", &fp8_quant_vec);
   m.impl("regs", &fp8_quant_regs);
+  m.impl("rcp", &fp8_quant_rcp);
 }
 
 #endif

@@ -3,6 +3,17 @@ import functools
 
 import torch
 
+try:  # the host-side TMA descriptor (the same constructor in Triton 3.6 and 3.8)
+    from triton.tools.tensor_descriptor import TensorDescriptor
+except ImportError:  # an older Triton: kernels take their pointer paths
+    TensorDescriptor = None
+
+
+def descriptor(t: torch.Tensor):
+    """A host-side tensor descriptor of t, its block shape a placeholder: a config's pre_hook sets the real one
+    before every launch (a descriptor's block shape is part of it, and each autotune config has its own)."""
+    return TensorDescriptor(t, list(t.shape), list(t.stride()), [1, 1])
+
 
 @functools.cache
 def sm_count(device: torch.device, on_interpreter: int) -> int:

@@ -3,22 +3,28 @@ column-major, one float32 scale per row of A and per column of B, C bfloat16. Sp
 allows): specs/fp8_matmul.py. CUDA side: cuda_src/fp8_matmul.cu.
 
 Steps (each one a row, triton:<name>; measured figures: results/<gpu>/fp8_matmul.md):
-  v1 tiled   the matmul tutorial's tile loop on fp8 operands: one program per 128×128 tile of C, K in steps of 64,
-             tl.dot on the e4m3 tiles into a float32 accumulator, the two scales and the cast to bf16 in the
-             epilogue
-  v2 tuned   autotuned tiles, warps and pipeline depth, and the grouped tile order (programs that run together share
-             rows of A and columns of B in L2)
+  v1 tiled        the matmul tutorial's tile loop on fp8 operands: one program per 128×128 tile of C, K in steps
+                  of 64, tl.dot on the e4m3 tiles into a float32 accumulator, the two scales and the cast to bf16 in
+                  the epilogue
+  v2 tuned        autotuned tiles, warps and pipeline depth, and the grouped tile order (programs that run together
+                  share rows of A and columns of B in L2)
+  v3 persistent   one program per SM walks tiles p, p + #SMs, ... in the same grouped order; A and Bt tiles arrive
+                  by TMA (host-side descriptors: one thread asks for a tile, the copy engine writes it swizzled for
+                  wgmma and fills past the edges with zeros), so no thread computes addresses or masks in the K loop
+                  (triton_src/matmul.py's persistent step says more); where K is not a multiple of 16 the rows of A
+                  and Bt are not 16-byte aligned, which TMA needs, and v3 runs v2
 
 tl.dot takes the e4m3 tiles as they are: on Hopper it emits wgmma with 8-bit operands (k = 32 per instruction),
 reading B K-major, which the column-major B is. Its max_num_imprecise_acc decides how long the tensor core may
 accumulate with its own reduced precision before the partial sum is added into a true float32 accumulator: Triton's
-default on Hopper never does (cuBLAS's "fast accumulation"), so both steps set it to BLOCK_K, a promotion per K
+default on Hopper never does (cuBLAS's "fast accumulation"), so every step sets it to BLOCK_K, a promotion per K
 tile, as cuBLAS (use_fast_accum=False) and DeepGEMM do.
 """
 import torch
 import triton
 import triton.language as tl
 
+import triton_src
 from compare.spec import variant
 from compare.validate import InputError, check_device
 
@@ -91,6 +97,18 @@ def tiled(a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor, scale_b: torc
 
 
 # ---- v2 tuned: autotuned tiles, grouped tile order. ------------------------------------------------------------------
+@triton.jit
+def _grouped_tile(tile, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, GROUP_M: tl.constexpr):
+    """Tile number -> (tile row, tile column) of C. Grouped order: GROUP_M rows of tiles are walked column by
+    column, so the programs resident at once read a few panels of A and of B many times from L2 instead of streaming
+    all of B for each row of tiles."""
+    tiles_m = tl.cdiv(M, BLOCK_M)
+    per_group = GROUP_M * tl.cdiv(N, BLOCK_N)
+    first_m = (tile // per_group) * GROUP_M
+    group_m = min(tiles_m - first_m, GROUP_M)
+    return first_m + (tile % per_group) % group_m, (tile % per_group) // group_m
+
+
 @triton.autotune(
     configs=[triton.Config({"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": 8}, num_warps=w, num_stages=s)
              for bm, bn, bk, w, s in ((128, 256, 128, 8, 3), (256, 128, 128, 8, 3), (128, 128, 128, 8, 4),
@@ -100,15 +118,7 @@ def tiled(a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor, scale_b: torc
 def fp8_matmul_tuned_kernel(a_ptr, b_ptr, sa_ptr, sb_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk,
                             stride_bn, stride_sa, stride_sb, stride_cm, BLOCK_M: tl.constexpr,
                             BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
-    # Grouped order: GROUP_M rows of tiles are walked column by column, so the programs resident at once read a few
-    # panels of A and of B many times from L2 instead of streaming all of B for each row of tiles.
-    pid = tl.program_id(0)
-    tiles_m, tiles_n = tl.cdiv(M, BLOCK_M), tl.cdiv(N, BLOCK_N)
-    per_group = GROUP_M * tiles_n
-    first_m = (pid // per_group) * GROUP_M
-    group_m = min(tiles_m - first_m, GROUP_M)
-    pid_m = first_m + (pid % per_group) % group_m
-    pid_n = (pid % per_group) // group_m
+    pid_m, pid_n = _grouped_tile(tl.program_id(0), M, N, BLOCK_M, BLOCK_N, GROUP_M)
     _tile(a_ptr, b_ptr, sa_ptr, sb_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_sa,
           stride_sb, stride_cm, pid_m, pid_n, BLOCK_M, BLOCK_N, BLOCK_K)
 
@@ -120,4 +130,61 @@ def tuned(a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor, scale_b: torc
         _launch(fp8_matmul_tuned_kernel,
                 lambda meta: (triton.cdiv(m, meta["BLOCK_M"]) * triton.cdiv(n, meta["BLOCK_N"]),),
                 a, b, scale_a, scale_b, c, m, n, k)
+    return c
+
+
+# ---- v3 persistent: one program per SM, A and Bt by TMA. -------------------------------------------------------------
+def _set_block_shapes(nargs):
+    """Autotune pre_hook: the descriptors copy tiles of the config's block sizes."""
+    nargs["a_desc"].block_shape = [nargs["BLOCK_M"], nargs["BLOCK_K"]]
+    nargs["b_desc"].block_shape = [nargs["BLOCK_N"], nargs["BLOCK_K"]]
+
+
+@triton.autotune(
+    configs=[triton.Config({"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": 128, "GROUP_M": 8}, num_warps=w, num_stages=s,
+                           pre_hook=_set_block_shapes)
+             for bm, bn, w, s in ((128, 256, 8, 3), (128, 256, 8, 4), (128, 128, 8, 4), (128, 128, 4, 5))],
+    key=["M", "N", "K"])
+@triton.jit
+def fp8_matmul_persistent_kernel(a_desc, b_desc, sa_ptr, sb_ptr, c_ptr, M, N, K, stride_sa, stride_sb, stride_cm,
+                                 NUM_SMS: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                                 BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
+    tiles = tl.cdiv(M, BLOCK_M) * tl.cdiv(N, BLOCK_N)
+    for tile in range(tl.program_id(0), tiles, NUM_SMS):
+        pid_m, pid_n = _grouped_tile(tile, M, N, BLOCK_M, BLOCK_N, GROUP_M)
+        acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+        for k0 in range(0, K, BLOCK_K):
+            a = a_desc.load([pid_m * BLOCK_M, k0])
+            b = b_desc.load([pid_n * BLOCK_N, k0])  # a BLOCK_N×BLOCK_K tile of Bt: its transpose is K-major B
+            acc = tl.dot(a, b.T, acc, max_num_imprecise_acc=BLOCK_K)
+        rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+        rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+        sa = tl.load(sa_ptr + rm * stride_sa, mask=rm < M, other=0.0)
+        sb = tl.load(sb_ptr + rn * stride_sb, mask=rn < N, other=0.0)
+        c = (acc * sa[:, None] * sb[None, :]).to(tl.bfloat16)
+        tl.store(c_ptr + rm[:, None].to(tl.int64) * stride_cm + rn[None, :], c,
+                 mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+def uses_tma(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Whether descriptors can describe A and Bt: 16-byte aligned bases and row strides (K a multiple of 16), a GPU
+    with a TMA unit (Hopper on), a Triton with host-side descriptors."""
+    if triton_src.TensorDescriptor is None or a.shape[1] == 0 or not b.t().is_contiguous() or not a.is_contiguous():
+        return False
+    if a.is_cuda and torch.cuda.get_device_capability(a.device)[0] < 9:
+        return False
+    return all(t.data_ptr() % 16 == 0 for t in (a, b)) and a.shape[1] % 16 == 0
+
+
+@variant("persistent")
+def persistent(a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor, scale_b: torch.Tensor):
+    if not uses_tma(a, b):
+        return tuned(a, b, scale_a, scale_b)
+    m, n, k, c = _prepare("fp8_matmul", a, b, scale_a, scale_b)
+    if c.numel():
+        sms = triton_src.sm_count(a.device, 4)
+        grid = lambda meta: (min(sms, triton.cdiv(m, meta["BLOCK_M"]) * triton.cdiv(n, meta["BLOCK_N"])),)  # noqa: E731
+        fp8_matmul_persistent_kernel[grid](triton_src.descriptor(a), triton_src.descriptor(b.t()), scale_a, scale_b,
+                                           c, m, n, k, scale_a.stride(0), scale_b.stride(1), c.stride(0),
+                                           NUM_SMS=sms)
     return c

@@ -204,10 +204,6 @@ def tuned(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 # Python before it returns than triton:tuned or cuda:wgmma do (the autotuner's dispatch and pre_hook, three
 # TensorDescriptor objects and the launcher's per-call encoding of them), and the tables' events time the call
 # (results/nvidia-h200/host-overhead.md has the measurements and a profile of the host path).
-try:
-    from triton.tools.tensor_descriptor import TensorDescriptor
-except ImportError:  # an older Triton: only the pointer path
-    TensorDescriptor = None
 
 
 def _set_block_shapes(nargs):
@@ -289,16 +285,11 @@ def _sm_count(device: torch.device) -> int:
 
 def _uses_tma(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> bool:
     """Whether the descriptors can describe these tensors (see the list above); otherwise the pointer path."""
-    if TensorDescriptor is None or a.shape[1] == 0:
+    if triton_src.TensorDescriptor is None or a.shape[1] == 0:
         return False
     if a.is_cuda and torch.cuda.get_device_capability(a.device)[0] < 9:
         return False
     return all(t.data_ptr() % 16 == 0 and t.stride(0) * t.element_size() % 16 == 0 for t in (a, b, c))
-
-
-def _descriptor(t: torch.Tensor):
-    # A placeholder block shape: the config's pre_hook sets the real one before every launch.
-    return TensorDescriptor(t, list(t.shape), list(t.stride()), [1, 1])
 
 
 @variant("persistent")
@@ -309,7 +300,7 @@ def persistent(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
         # reported as such) and after an empty C, which needs no kernel and comes back empty as from every row.
         check_inputs("matmul:persistent", ("a", a), dtypes=(torch.float16, torch.bfloat16))
         tma = _uses_tma(a, b, c)
-        descs = (_descriptor(a), _descriptor(b), _descriptor(c)) if tma else (None, None, None)
+        descs = tuple(map(triton_src.descriptor, (a, b, c))) if tma else (None, None, None)
         sms = _sm_count(a.device)
         grid = lambda meta: (min(sms, triton.cdiv(m, meta["BLOCK_M"]) * triton.cdiv(n, meta["BLOCK_N"])),)  # noqa: E731
         matmul_persistent_kernel[grid](a, b, c, *descs, m, n, k, PRECISION=precision, TMA=tma, NUM_SMS=sms)
