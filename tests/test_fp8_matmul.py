@@ -67,3 +67,15 @@ def test_the_persistent_step_takes_its_tma_path_and_is_right(shape, device):
     ok, message, _ = check.compare(impl.load()(*args), fp8_matmul.reference(*[t.double() for t in args]),
                                    OP.tolerance(torch.float8_e4m3fn, shape), torch.bfloat16)
     assert ok, message
+
+
+def test_a_single_row_view_with_odd_strides_takes_the_pointer_path():
+    """A (1, K) view stored column-major (strides (1, 1)) is contiguous to torch, but a descriptor would carry its
+    1-byte row stride, which TMA refuses: the persistent step must see the strides and take v2's path."""
+    from compare import layouts
+    from triton_src import fp8_matmul as triton_fp8
+
+    a, b, _, _ = fp8_matmul.make_inputs((1, 520, 4096), torch.float8_e4m3fn, "cpu", torch.Generator().manual_seed(0))
+    view = layouts.transposed(a)
+    assert view.is_contiguous() and view.stride(0) == 1
+    assert triton_fp8.uses_tma(a, b) and not triton_fp8.uses_tma(view, b)

@@ -64,7 +64,7 @@ def test_unknown_op_is_a_message_not_a_traceback():
 def test_bad_option_values_are_explained():
     p = run_cli("gelu", "--sizes", "12Q")
     assert p.returncode == 2 and "bad size" in p.stderr
-    p = run_cli("gelu", "--dtypes", "fp8")
+    p = run_cli("gelu", "--dtypes", "fp4")
     assert p.returncode == 2 and "unknown dtype" in p.stderr
     p = run_cli("gelu", "--impls", "cuda:nope", "--no-time")
     assert p.returncode == 2 and "no implementation matches" in p.stderr and "Traceback" not in p.stderr

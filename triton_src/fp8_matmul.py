@@ -167,9 +167,13 @@ def fp8_matmul_persistent_kernel(a_desc, b_desc, sa_ptr, sb_ptr, c_ptr, M, N, K,
 
 
 def uses_tma(a: torch.Tensor, b: torch.Tensor) -> bool:
-    """Whether descriptors can describe A and Bt: 16-byte aligned bases and row strides (K a multiple of 16), a GPU
-    with a TMA unit (Hopper on), a Triton with host-side descriptors."""
-    if triton_src.TensorDescriptor is None or a.shape[1] == 0 or not b.t().is_contiguous() or not a.is_contiguous():
+    """Whether descriptors can describe A and Bt: unit column strides, 16-byte aligned bases and row strides (K a
+    multiple of 16), a GPU with a TMA unit (Hopper on), a Triton with host-side descriptors. The strides themselves
+    are checked, not is_contiguous(): a (1, K) view with any row stride counts as contiguous, and the descriptor is
+    built from its strides."""
+    if triton_src.TensorDescriptor is None or a.shape[1] == 0:
+        return False
+    if a.stride(1) != 1 or b.stride(0) != 1 or a.stride(0) % 16 or b.stride(1) % 16:
         return False
     if a.is_cuda and torch.cuda.get_device_capability(a.device)[0] < 9:
         return False
