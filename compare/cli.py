@@ -216,6 +216,13 @@ def run(parser: argparse.ArgumentParser, args: argparse.Namespace, argv: list[st
     except (discover.UnknownOp, discover.SpecError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if args.dtypes and args.ops != ["all"]:  # `all` runs each op in the dtypes it has among those asked for
+        for op in ops:
+            has = [str(d).removeprefix("torch.") for d in op.dtypes]
+            if not set(args.dtypes) & set(has):
+                print(f"error: {op.name} takes {', '.join(has)}; --dtypes asked for {', '.join(args.dtypes)}",
+                      file=sys.stderr)
+                return 2
     if args.sanitize:
         from . import sanitize
 

@@ -66,6 +66,8 @@ def test_bad_option_values_are_explained():
     assert p.returncode == 2 and "bad size" in p.stderr
     p = run_cli("gelu", "--dtypes", "fp4")
     assert p.returncode == 2 and "unknown dtype" in p.stderr
+    p = run_cli("gelu", "--dtypes", "fp8")  # a dtype the lab knows and gelu does not take
+    assert p.returncode == 2 and "gelu takes float32, float16, bfloat16" in p.stderr
     p = run_cli("gelu", "--impls", "cuda:nope", "--no-time")
     assert p.returncode == 2 and "no implementation matches" in p.stderr and "Traceback" not in p.stderr
 
