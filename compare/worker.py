@@ -158,9 +158,9 @@ class TimedOutputs:
 
 class _Recorder:
     """Calls fn over the rotating input sets and keeps the outputs of the first recorded call and of the latest.
-    Where the outputs alias the input sets (an in-place row: the set is restored before the next call), settle()
-    replaces the kept outputs by copies; it runs outside the timed calls (before the next restore, and when
-    recording stops), so no later call rewrites what the parent will judge."""
+    Where the outputs alias the input sets (an in-place row: the set is restored before the next call), the kept
+    outputs are replaced by copies outside the timed calls: the first by settle_first() before the next restore,
+    both when recording stops (set_recording(False)), so no later call rewrites what the parent will judge."""
 
     def __init__(self, fn, sets, outputs_alias_sets: bool = False):
         self.fn, self.sets, self.calls = fn, sets, 0
@@ -182,6 +182,7 @@ class _Recorder:
     def set_recording(self, on: bool) -> None:
         self.recording = on
         if not on and self.outputs_alias_sets and self.last is not None:
+            self.settle_first()
             self.last = (self.last[0], _clone(self.last[1]))
 
     def settle_first(self) -> None:

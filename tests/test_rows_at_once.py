@@ -157,3 +157,26 @@ def test_the_worker_gives_its_cached_memory_back_after_a_large_case_only(monkeyp
     large = Pool()
     assert runner._check_case(large, op, _Row(), case, "cpu", {}).status == "ok"
     assert large.calls == ["call_case", "release_cached_memory"]
+
+
+def test_kept_outputs_of_an_in_place_row_are_copies_that_later_calls_leave_alone():
+    """worker._Recorder for a row whose output is its input set (an in-place call): the first output it keeps is
+    copied before the next restore, the last when recording stops; calls after that (host timing, graph replays)
+    change neither. Without the copies both would show every later call's additions."""
+    import torch
+
+    from compare import worker
+
+    sets = [(torch.zeros(4),), (torch.full((4,), 10.0),)]
+    recorder = worker._Recorder(lambda t: t.add_(1.0), sets, outputs_alias_sets=True)
+    recorder.set_recording(True)
+    recorder()  # set 0 -> 1
+    recorder.settle_first()
+    recorder()  # set 1 -> 11
+    recorder()  # set 0 again -> 2 (no restore here)
+    recorder.set_recording(False)
+    for _ in range(3):
+        recorder()
+    (first_set, first), (last_set, last) = recorder.first, recorder.last
+    assert (first_set, last_set) == (0, 0)
+    assert torch.equal(first, torch.ones(4)) and torch.equal(last, torch.full((4,), 2.0))
