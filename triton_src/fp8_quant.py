@@ -7,6 +7,10 @@ Steps (each one a row, triton:<name>; measured figures: results/<gpu>/fp8_quant.
   v2 rows     one program per row of groups as a [groups, G] tile: with G = 128 a program moves a whole row instead
               of 128 elements (a fraction of a kilobyte, too little per program to keep the memory busy); warps
               autotuned
+  v3 rcp      v2 with each quotient from the group's correctly rounded reciprocal and two tl.fma (Markstein's
+              correction: the same bits as tl.div_rn, a few instructions instead of a division per element), as
+              cuda:rcp does; a row whose smallest scale is below 2^-80 divides (there an element below 2^-100 could
+              leave a subnormal remainder; above it such elements quantize to zero either way)
 
 Two things the spec pins down and Triton makes explicit: the division is tl.div_rn (IEEE, correctly rounded;
 Triton's `/` on float32 is an approximate division, off by up to two ulps, which moves some quotients across a
@@ -21,6 +25,7 @@ from compare.spec import variant
 from compare.validate import InputError, check_inputs
 
 E4M3_MAX = tl.constexpr(448.0)
+SMALLEST_RECIPROCAL_SCALE = tl.constexpr(2.0**-80)  # v3: rows with a smaller scale divide
 
 
 @triton.jit
@@ -70,7 +75,7 @@ def basic(x: torch.Tensor, group: torch.Tensor):
 @triton.autotune(configs=[triton.Config({}, num_warps=w) for w in (4, 8, 16)], key=["n", "group"])
 @triton.jit
 def fp8_quant_rows_kernel(x_ptr, q_ptr, scale_ptr, n, group, GROUPS_BLOCK: tl.constexpr,
-                          GROUP_BLOCK: tl.constexpr):
+                          GROUP_BLOCK: tl.constexpr, BY_RECIPROCAL: tl.constexpr):
     row = tl.program_id(0).to(tl.int64)
     k = tl.arange(0, GROUPS_BLOCK)[:, None]  # the group within the row
     j = tl.arange(0, GROUP_BLOCK)[None, :]  # the element within the group
@@ -78,17 +83,48 @@ def fp8_quant_rows_kernel(x_ptr, q_ptr, scale_ptr, n, group, GROUPS_BLOCK: tl.co
     mask = (k < groups) & (j < group)
     at = row * n + k * group + j
     x = tl.load(x_ptr + at, mask=mask, other=0.0).to(tl.float32)
-    q, scale = _quantize(x, 1)
-    tl.store(q_ptr + at, q, mask=mask)
     kk = tl.arange(0, GROUPS_BLOCK)
+    if BY_RECIPROCAL:  # v3
+        absmax = tl.max(tl.abs(x), axis=1)
+        scale = tl.where(absmax == 0.0, 1.0, tl.div_rn(absmax, E4M3_MAX))
+        # Padding groups (past the row's last) have scale 1 and do not lower the minimum.
+        if tl.min(tl.where(kk < groups, scale, 1.0), axis=0) >= SMALLEST_RECIPROCAL_SCALE:
+            quotients = _quotients_by_reciprocal(x, scale[:, None])
+        else:
+            quotients = tl.div_rn(x, scale[:, None])
+        q = quotients.to(tl.float8e4nv)
+    else:
+        q, scale = _quantize(x, 1)
+    tl.store(q_ptr + at, q, mask=mask)
     tl.store(scale_ptr + row * groups + kk, scale, mask=kk < groups)
 
 
-@variant("rows")
-def rows(x: torch.Tensor, group: torch.Tensor):
+def _by_rows(x: torch.Tensor, group: torch.Tensor, by_reciprocal: bool):
     q, scales, g = _checked(x, group)
     m, n = x.shape
     if x.numel():
         fp8_quant_rows_kernel[(m,)](x, q, scales, n, g, GROUPS_BLOCK=triton.next_power_of_2(n // g),
-                                    GROUP_BLOCK=triton.next_power_of_2(g))
+                                    GROUP_BLOCK=triton.next_power_of_2(g), BY_RECIPROCAL=by_reciprocal)
     return q, scales
+
+
+@variant("rows")
+def rows(x: torch.Tensor, group: torch.Tensor):
+    return _by_rows(x, group, by_reciprocal=False)
+
+
+# ---- v3 rcp: v2's kernel with BY_RECIPROCAL, the quotients from the reciprocal. -----------------------------------------
+@triton.jit
+def _quotients_by_reciprocal(x, scale):
+    """x / scale correctly rounded, scale broadcast along x's last axis: q = x·r with r = 1/scale correctly rounded,
+    the remainder x − q·scale exact in one fma, q corrected by remainder·r in a second (Markstein's theorem: r within
+    half an ulp of 1/scale and q within one ulp of x/scale give the correctly rounded quotient, while the remainder
+    is not subnormal)."""
+    reciprocal = tl.div_rn(1.0, scale)
+    q = x * reciprocal
+    return tl.fma(tl.fma(-q, scale, x), reciprocal, q)
+
+
+@variant("rcp")
+def rcp(x: torch.Tensor, group: torch.Tensor):
+    return _by_rows(x, group, by_reciprocal=True)
