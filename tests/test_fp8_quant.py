@@ -132,8 +132,8 @@ def _triton_cast(quotients: torch.Tensor) -> torch.Tensor:
 def test_the_triton_rows_divide_scale_and_store_right_whatever_the_cast(impl, device):
     """Where the harness cannot judge the Triton rows (the interpreter's cast to float8 is wrong: Op.interpreter_unfit),
     everything but the cast is held exact: the scales equal the reference's, and q equals Triton's own cast of the
-    reference's correctly rounded quotients, bit for bit (so the division is correctly rounded, each element divided by its
-    own group's scale and stored where it belongs)."""
+    reference's correctly rounded quotients, bit for bit (so the division is correctly rounded, each element divided
+    by its own group's scale and stored where it belongs)."""
     from compare import worker
 
     worker._use_interpreter_autotune_stub(impl)
