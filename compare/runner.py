@@ -499,7 +499,7 @@ def _check_case(pool, op: Op, impl, case: schedule.CheckCase, device, seconds: d
         _release_cached_memory(pool, impl)
         raise _OutOfMemory(f"in the parent: {parent_ran_out}")
     r.warmup_s = outputs.warmup_s if outputs.warmup_s else time.perf_counter() - start
-    if _case_bytes(inputs) >= RELEASE_AFTER_BYTES:
+    if _case_bytes(inputs.a) >= RELEASE_AFTER_BYTES:
         del inputs, outputs
         _release_cached_memory(pool, impl)
     return r
@@ -518,8 +518,7 @@ RELEASE_AFTER_BYTES = 64 << 20
 
 
 def _case_bytes(inputs) -> int:
-    """The largest input tensor's bytes, of a check case's inputs (its call A) or of one input set."""
-    inputs = getattr(inputs, "a", inputs)
+    """The largest tensor's bytes in one set of inputs."""
     return max((t.untyped_storage().nbytes() for t in inputs if isinstance(t, torch.Tensor)), default=0)
 
 

@@ -174,8 +174,8 @@ cudaError_t launch_dropout_vec(lab::DType dtype, const void* x, const int64_t* s
 // Profiled at the bench's largest shape (results/nvidia-h200/dropout-profile.md, commit b0e1a4f), v2's 16-bit
 // kernel issues more than twice the generator's instructions per element, and its integer pipe is the busiest
 // unit: every thread pays its set-up (two loads, the clamp, ceil and the IEEE division, the ten round keys, a
-// 64-bit index) for one packet of eight elements. Here a thread pays it once: the round keys sit in twenty registers for the generator
-// calls of every packet it takes, and the threshold is a 32-bit compare (p = 1, whose threshold 2^32 no word
+// 64-bit index) for one packet of eight elements. Here a thread pays it once: the round keys sit in twenty
+// registers for the generator calls of every packet it takes, and the threshold is a 32-bit compare (p = 1, whose threshold 2^32 no word
 // reaches, is a flag folded into the same predicate). Each turn loads two packets before computing either, so
 // twice the bytes are in flight per thread while the generator runs.
 // What it bought (that profile, and results/nvidia-h200/dropout.md at the same commit): fewer instructions and the

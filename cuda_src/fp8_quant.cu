@@ -19,7 +19,7 @@
 //               block for groups of 64 threads or more (groups longer than 256 threads' 32 values fall back to v2)
 //   v4 rcp      v3 with each correctly rounded quotient from the group's reciprocal and two fmas (Markstein's
 //               correction) instead of a division: in 16-bit inputs on an H200 v3 runs out of instructions before it
-//               runs out of bandwidth (results/nvidia-h200/fp8_quant.md), and __fdiv_rn is most of them
+//               runs out of bandwidth (results/nvidia-h200/fp8_quant.md, commit 5276a11), and __fdiv_rn is most of them
 //
 // Memory-bound: x read once from memory (v1 and v2's second pass finds it in cache), q and the scales written once.
 // Triton side: triton_src/fp8_quant.py.

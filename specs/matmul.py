@@ -29,8 +29,9 @@ def make_inputs(shape, dtype, device, generator):
     # Each entry has variance 1/sqrt(K), so each of the K products has variance 1/K and every output is ~N(0, 1)
     # whatever K is: the tolerances below can then be written relative to an output magnitude of 1.
     scale = max(k, 1) ** -0.25
-    a = _special.first_at_least(torch.randn((m, k), device=device, generator=generator, dtype=torch.float32) * scale, scale)
-    b = _special.first_at_least(torch.randn((k, n), device=device, generator=generator, dtype=torch.float32) * scale, scale)
+    a = torch.randn((m, k), device=device, generator=generator, dtype=torch.float32) * scale
+    b = torch.randn((k, n), device=device, generator=generator, dtype=torch.float32) * scale
+    a, b = _special.first_at_least(a, scale), _special.first_at_least(b, scale)
     return a.to(dtype), b.to(dtype)
 
 
@@ -95,7 +96,8 @@ def subnormals(shape, dtype, device, generator):
     returns ~0 instead, and A near the top of the range tests the other end."""
     m, n, k = shape
     c = _special.largest_exponent(dtype) - 2
-    a = _special.first_at_least(torch.randn((m, k), device=device, generator=generator, dtype=torch.float32).clamp_(-7, 7), 1.0)
+    a = torch.randn((m, k), device=device, generator=generator, dtype=torch.float32).clamp_(-7, 7)
+    a = _special.first_at_least(a, 1.0)
     b = _special.first_at_least(torch.randn((k, n), device=device, generator=generator, dtype=torch.float32), 1.0)
     scale = max(k, 1) ** -0.25
     return (a * (scale * 2.0**c)).to(dtype), (b * scale * 2.0**-c).to(dtype)

@@ -113,7 +113,7 @@ def rows(x: torch.Tensor, group: torch.Tensor):
     return _by_rows(x, group, by_reciprocal=False)
 
 
-# ---- v3 rcp: v2's kernel with BY_RECIPROCAL, the quotients from the reciprocal. -----------------------------------------
+# ---- v3 rcp: v2's kernel with BY_RECIPROCAL, the quotients from the reciprocal. --------------------------------
 @triton.jit
 def _quotients_by_reciprocal(x, scale):
     """x / scale correctly rounded, scale broadcast along x's last axis: q = x·r with r = 1/scale correctly rounded,
