@@ -6,7 +6,8 @@ An op's implementations come from four places, all discovered:
   * the spec's ``peers``: implementations from other projects (``Peer``), each a row ``peer:<name>``, run where
     their package is installed and reported as skipped, with what to install, where it is not;
   * the spec's ``torch_eager`` function is ``torch:eager``, and the harness compiles it for ``torch:compile``
-    (one row per entry of ``compile_modes``).
+    (one row per entry of ``compile_modes``); each entry of the spec's ``vendor_rows`` (the vendor library's own
+    entry points) is a row ``torch:<name>``.
 
 An op with a gradient declares ``backward=Backward(...)``. Each of its rows is then a pair: a forward, called as
 ``forward(*inputs)``, returning the op's output or a tuple whose first tensor is the output and whose others are
@@ -117,7 +118,7 @@ class Op:
     # Per dtype, or a function (dtype, shape) -> Tolerance where error grows with the shape (a K-long dot product).
     tolerances: Mapping[torch.dtype, Tolerance] | Callable[[torch.dtype, Shape], Tolerance]
     # "memory": report GB/s against the measured copy bandwidth. "compute": report TFLOP/s against the vendor
-    # library (torch:eager) measured at the same shape and dtype in the same run.
+    # library (the fastest of ceiling_rows, default torch:eager) measured at the same shape and dtype in the same run.
     roofline: str = "memory"
     quick_bench_shapes: Sequence[Shape] | None = None  # --quick; defaults to the two smallest bench shapes
     interpret_shapes: Sequence[Shape] | None = None  # small shapes for Triton's CPU interpreter (no GPU)
@@ -138,6 +139,12 @@ class Op:
     # Implementations from other projects, by row name: {"liger": Peer(...)} is the row peer:liger.
     peers: Mapping[str, Peer] = dataclasses.field(default_factory=dict)
     compile_modes: Sequence[str] = ("default",)
+    # The vendor library's own entry points beside torch_eager, each a row torch:<name> that needs a GPU (attention's
+    # scaled_dot_product_attention pinned to one backend: {"sdpa-cudnn": fn, ...}); checked and timed like torch:eager.
+    vendor_rows: Mapping[str, Callable[..., torch.Tensor]] = dataclasses.field(default_factory=dict)
+    # For a compute-bound op, the rows whose fastest timing at each shape and dtype is the ceiling the others are a
+    # fraction of (attention: the fastest SDPA backend). Default: torch:eager, the vendor library of matmul.
+    ceiling_rows: Sequence[str] = ("torch:eager",)
     cuda_flags: Sequence[str] = ()  # extra nvcc flags for cuda_src/<op>.cu
     # A shape where some tensor has more than 2^31 elements: the bad-input tests run every row at it (16-bit dtype)
     # and check the last rows of the output, to catch 32-bit index overflow.

@@ -10,7 +10,9 @@ there too.
 from __future__ import annotations
 
 import dataclasses
+import sys
 import time
+from pathlib import Path
 
 import torch
 
@@ -289,13 +291,22 @@ def triton_resources() -> list[dict]:
 
 
 def _triton_kernels(impl: Impl) -> list:
-    """The @triton.jit objects a Triton variant launches (from the same reachability walk the line count uses)."""
+    """The @triton.jit objects a Triton variant launches (from the same reachability walk the line count uses), each
+    from the module that defines it: the variant's own, or a neighbour it imports them from (a causal op's file that
+    runs the kernels of the non-causal one)."""
     from . import callgraph
     from .discover import triton_function
 
-    module = __import__(triton_function(impl.source, impl.variant).__module__, fromlist=["_"])
-    names = callgraph.triton_kernel_names(impl.source, impl.variant)
-    return [(n, getattr(module, n)) for n in names if hasattr(module, n)]
+    own = sys.modules[triton_function(impl.source, impl.variant).__module__]
+    loaded = {Path(m.__file__).resolve(): m for m in list(sys.modules.values())
+              if isinstance(getattr(m, "__file__", None), str)}
+    reached = sorted((e.name, e.file) for e in callgraph.triton_reach(impl.source, impl.variant).kernel if e.is_kernel)
+    found = []
+    for name, file in reached:
+        module = loaded.get(Path(file).resolve(), own) if file else own
+        if hasattr(module, name):
+            found.append((name, getattr(module, name)))
+    return found
 
 
 def _use_interpreter_autotune_stub(impl: Impl) -> None:

@@ -12,7 +12,7 @@ except ImportError:  # an older Triton: kernels take their pointer paths
 def descriptor(t: torch.Tensor):
     """A host-side tensor descriptor of t, its block shape a placeholder: a config's pre_hook sets the real one
     before every launch (a descriptor's block shape is part of it, and each autotune config has its own)."""
-    return TensorDescriptor(t, list(t.shape), list(t.stride()), [1, 1])
+    return TensorDescriptor(t, list(t.shape), list(t.stride()), [1] * t.dim())
 
 
 @functools.cache
