@@ -47,6 +47,27 @@ def softmax_scale(head_dim: int) -> float:
 
 
 @triton.jit
+def _masked(s, cols, offs_m, seq_len, CAUSAL: tl.constexpr):
+    """The scores of keys past S (and, CAUSAL, of keys after the query) set to -inf."""
+    visible = cols[None, :] < seq_len
+    if CAUSAL:
+        visible = visible & (cols[None, :] <= offs_m[:, None])
+    return tl.where(visible, s, float("-inf"))
+
+
+@triton.jit
+def _softmax_step(acc, l_i, m_i, s, v):
+    """One key tile of the online softmax: the new running maximum, the tile's probabilities, the sum and the
+    accumulator rescaled to the new maximum, and P (rounded to V's dtype) V added."""
+    m_new = tl.maximum(m_i, tl.max(s, 1))
+    p = tl.math.exp2(s - m_new[:, None])
+    alpha = tl.math.exp2(m_i - m_new)
+    l_i = l_i * alpha + tl.sum(p, 1)
+    acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None])
+    return acc, l_i, m_new
+
+
+@triton.jit
 def _attend(acc, l_i, m_i, q, k_base, v_base, offs_m, lo, hi, seq_len, qk_scale, MASK: tl.constexpr,
             CAUSAL: tl.constexpr, HEAD_DIM: tl.constexpr, BLOCK_N: tl.constexpr):
     """The online softmax over the key tiles [lo, hi): returns the rescaled accumulator, sum and maximum. With MASK,
@@ -58,25 +79,13 @@ def _attend(acc, l_i, m_i, q, k_base, v_base, offs_m, lo, hi, seq_len, qk_scale,
         k_ptrs = k_base + cols[None, :] * HEAD_DIM + offs_d[:, None]  # Kᵀ: [HEAD_DIM, BLOCK_N]
         v_ptrs = v_base + cols[:, None] * HEAD_DIM + offs_d[None, :]
         if MASK:
-            kt = tl.load(k_ptrs, mask=cols[None, :] < seq_len, other=0.0)
-        else:
-            kt = tl.load(k_ptrs)
-        s = tl.dot(q, kt) * qk_scale
-        if MASK:
-            visible = cols[None, :] < seq_len
-            if CAUSAL:
-                visible = visible & (cols[None, :] <= offs_m[:, None])
-            s = tl.where(visible, s, float("-inf"))
-        m_new = tl.maximum(m_i, tl.max(s, 1))
-        p = tl.math.exp2(s - m_new[:, None])
-        alpha = tl.math.exp2(m_i - m_new)
-        l_i = l_i * alpha + tl.sum(p, 1)
-        if MASK:
+            s = _masked(tl.dot(q, tl.load(k_ptrs, mask=cols[None, :] < seq_len, other=0.0)) * qk_scale, cols,
+                        offs_m, seq_len, CAUSAL)
             v = tl.load(v_ptrs, mask=cols[:, None] < seq_len, other=0.0)
         else:
+            s = tl.dot(q, tl.load(k_ptrs)) * qk_scale
             v = tl.load(v_ptrs)
-        acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None])
-        m_i = m_new
+        acc, l_i, m_i = _softmax_step(acc, l_i, m_i, s, v)
     return acc, l_i, m_i
 
 
@@ -235,18 +244,9 @@ def _attend_tma(acc, l_i, m_i, q, k_desc, v_desc, head, offs_m, lo, hi, seq_len,
         k = k_desc.load([head, start_n, 0]).reshape(BLOCK_N, HEAD_DIM)
         s = tl.dot(q, tl.trans(k)) * qk_scale
         if MASK:
-            cols = start_n + offs_n
-            visible = cols[None, :] < seq_len
-            if CAUSAL:
-                visible = visible & (cols[None, :] <= offs_m[:, None])
-            s = tl.where(visible, s, float("-inf"))
-        m_new = tl.maximum(m_i, tl.max(s, 1))
-        p = tl.math.exp2(s - m_new[:, None])
-        alpha = tl.math.exp2(m_i - m_new)
-        l_i = l_i * alpha + tl.sum(p, 1)
+            s = _masked(s, start_n + offs_n, offs_m, seq_len, CAUSAL)
         v = v_desc.load([head, start_n, 0]).reshape(BLOCK_N, HEAD_DIM)
-        acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None])
-        m_i = m_new
+        acc, l_i, m_i = _softmax_step(acc, l_i, m_i, s, v)
     return acc, l_i, m_i
 
 
