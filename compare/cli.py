@@ -16,8 +16,9 @@ from pathlib import Path
 from .isolate import DEFAULT_ROW_TIMEOUT_S
 
 DESCRIPTION = """\
-Compare hand-written CUDA and Triton kernels for an op, with torch eager and torch.compile beside them, and the
-kernels of other projects that the op's spec names as peers (rows peer:<name>, skipped where not installed).
+Compare hand-written CUDA and Triton kernels for an op, with torch eager and torch.compile beside them (and the
+vendor library's own entry points where the op's spec names them, rows torch:<name>), and the kernels of other
+projects that the op's spec names as peers (rows peer:<name>, skipped where not installed).
 
 For each implementation of the op: check it against a float64 reference (several shapes and dtypes, fresh random
 inputs, outputs poisoned with NaN), time it against the device's measured ceiling, count its lines, report its
@@ -367,8 +368,10 @@ def cpu_run_notes(args: argparse.Namespace, ops: list, rows: dict[str, tuple[lis
         (not args.no_time, "timing and plots (timing needs a GPU)"),
         ("bfloat16" in dtypes and any(not i.needs_gpu for i in impls),
          "bfloat16 checks (the interpreter's bfloat16 arithmetic is not trustworthy)"),
-        (any(i.backend == "torch" and i.needs_gpu for i in impls),
+        (any(i.backend == "torch" and i.variant.startswith("compile") for i in impls),
          "torch.compile rows and the capture of their inductor code (they need a GPU)"),
+        (any(i.backend == "torch" and i.needs_gpu and not i.variant.startswith("compile") for i in impls),
+         "the vendor rows beside torch:eager (the vendor library's own GPU entry points)"),
         (any(i.backend == "cuda" for i in impls), "running the CUDA rows (they are built when nvcc is present)"),
         (any(i.backend == "peer" and i.needs_gpu for i in impls), "the peer rows (other projects' GPU kernels)"),
     ]

@@ -94,9 +94,10 @@ def run(op_name: str, impls: list[discover.Impl], options, address: str, gpu_typ
     ray = _ray()
     connect(address)
     task = ray.remote(num_gpus=1, max_retries=max_retries)(_lane_task)
+    baseline = fanout.baseline_rows(discover.load_op(op_name))
     launched = []
     for kind, gpus in sorted(gpu_groups(gpu_type).items(), key=lambda kv: str(kv[0])):
-        for lane, share in enumerate(fanout.plan(impls, gpus)):
+        for lane, share in enumerate(fanout.plan(impls, gpus, baseline=baseline)):
             options_here = fanout.lane_options(options, f"{kind or 'gpu'} {lane}")
             call = task.options(accelerator_type=kind) if kind else task
             launched.append((kind, lane, share, call.remote(op_name, _portable(share), options_here)))

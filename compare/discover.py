@@ -1,6 +1,7 @@
 """Finding ops and their implementations. Nothing here names an op: specs/<op>.py, cuda_src/<op>.cu and
 triton_src/<op>.py are found by listing folders, and the rows by reading what those files declare (the peer rows,
-implementations from other projects, by reading the spec's ``peers``)."""
+implementations from other projects, by reading the spec's ``peers``; the vendor library's own entry points, torch
+rows beside torch:eager, from its ``vendor_rows``)."""
 from __future__ import annotations
 
 import ast
@@ -99,8 +100,11 @@ class Impl:
         op = load_op(self.op)
         if self.backend == PEER:  # imports the other project's package: here, in the worker, only
             return passes.row(op, op.peers[self.variant].load(), None)
-        return passes.row(op, op.torch_eager if self.variant == "eager" else compiled(op, _compile_mode(self.variant)),
-                          None)
+        if self.variant == "eager":
+            return passes.row(op, op.torch_eager, None)
+        if self.variant in op.vendor_rows:  # the vendor library's own entry point (Op.vendor_rows)
+            return passes.row(op, op.vendor_rows[self.variant], None)
+        return passes.row(op, compiled(op, _compile_mode(self.variant)), None)
 
 
 def cuda_source(op: str) -> Path:
@@ -253,12 +257,21 @@ def implementations(op: Op) -> list[Impl]:
     for name, peer in op.peers.items():
         impls.append(Impl(op.name, PEER, name, None, needs_gpu=peer.needs_gpu))
     impls.append(Impl(op.name, "torch", "eager", None, needs_gpu=False))
+    for name in op.vendor_rows:
+        impls.append(Impl(op.name, "torch", name, None, needs_gpu=True))
     for mode in op.compile_modes:
         impls.append(Impl(op.name, "torch", "compile" if mode == "default" else f"compile-{mode}", None))
     misnamed = [name for name in op.peers if not re.fullmatch(r"[\w.-]+", name)]
     if misnamed:
         raise SpecError(f"specs/{base_name(op.name)}.py: peers {misnamed}: a peer's name is the row's name after "
                         f"'peer:' (letters, digits, '_', '.', '-'), e.g. peers={{\"liger\": Peer(...)}}")
+    # The harness tells torch:eager and the torch:compile rows apart by their names: a vendor row takes neither.
+    misnamed = [name for name in op.vendor_rows
+                if not re.fullmatch(r"[\w.-]+", name) or name == "eager" or name.startswith("compile")]
+    if misnamed:
+        raise SpecError(f"specs/{base_name(op.name)}.py: vendor_rows {misnamed}: a vendor row's name is the row's "
+                        f"name after 'torch:' (letters, digits, '_', '.', '-'), neither 'eager' nor starting with "
+                        f"'compile' (the rows made from torch_eager), e.g. vendor_rows={{\"sdpa-flash\": fn}}")
     names = [i.name for i in impls]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
@@ -274,13 +287,16 @@ def implementations(op: Op) -> list[Impl]:
             problems += ladder.map_problems(source, backend, rows)
     if problems:
         raise SpecError("\n".join(problems))
-    # Spec fields keyed by row name: a misspelled name would silently declare nothing.
-    for field in ("unsupported_dtypes", "unsupported_shapes", "requires_capability"):
+    # Spec fields keyed by row name: a misspelled name would silently declare nothing (a ceiling row, no ceiling).
+    for field in ("unsupported_dtypes", "unsupported_shapes", "requires_capability", "ceiling_rows"):
         unknown = sorted(set(getattr(op, field)) - set(names))
         if unknown:
-            raise SpecError(f"specs/{op.name}.py: {field} names {', '.join(unknown)}, which "
+            raise SpecError(f"specs/{base_name(op.name)}.py: {field} names {', '.join(unknown)}, which "
                             f"{'is not a row' if len(unknown) == 1 else 'are not rows'} of {op.name}; its rows are "
                             f"{', '.join(names)}")
+    if op.roofline == "compute" and not op.ceiling_rows:
+        raise SpecError(f"specs/{base_name(op.name)}.py: ceiling_rows is empty: a compute-bound op's fractions are "
+                        f"of its ceiling rows' fastest timing (the default is torch:eager)")
     return impls
 
 

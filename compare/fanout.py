@@ -4,9 +4,10 @@ compare/cluster.py), with the results merged into the files a serial run writes.
 The unit of work is a lane: one GPU running its share of the op's rows through compare.runner.run_op, exactly as
 a serial run does (ceilings first, each row in a worker process of its own, every output judged in the lane's
 parent process). Each lane measures its own ceilings, so a row's fraction of the copy bandwidth (or of the vendor
-library, for compute-bound ops) is of the GPU that ran it; for that, every lane also runs the baseline row
-``torch:eager``, and the merged result keeps the first lane's. GPUs of different models never share an op's
-result: each model runs every row over its own lanes and gets its own result (and results folder).
+library, for compute-bound ops) is of the GPU that ran it; for that, every lane also runs the baseline rows
+(``torch:eager``, and a compute-bound op's ceiling rows: baseline_rows), and the merged result keeps the first
+lane's. GPUs of different models never share an op's result: each model runs every row over its own lanes and gets
+its own result (and results folder).
 
 Rows go to lanes longest first, by the time each row took in the op's last full results on this GPU model where
 those exist (``row_seconds``), else by a rough weight per kind of row."""
@@ -21,8 +22,15 @@ from pathlib import Path
 
 from . import discover, env
 from .results import OpResult, RowStatus, Status
+from .spec import Op
 
 BASELINE = "torch:eager"
+
+
+def baseline_rows(op: Op) -> list[str]:
+    """The rows every lane runs: torch:eager (the rows' speedups are over it) and, for a compute-bound op, the rows
+    whose fastest timing is its ceiling (Op.ceiling_rows)."""
+    return list(dict.fromkeys([BASELINE, *(op.ceiling_rows if op.roofline == "compute" else ())]))
 
 
 class GpuChoiceError(ValueError):
@@ -72,12 +80,14 @@ def earlier_row_seconds(results_dir: Path, op: str) -> dict[str, float]:
     return {row: sum(phases.values()) for row, phases in (data.get("row_seconds") or {}).items()}
 
 
-def plan(impls: list[discover.Impl], lanes: int, earlier: dict[str, float] | None = None) -> list[list[discover.Impl]]:
-    """Rows per lane, longest first onto the least loaded lane; every lane also gets the baseline row (see the
-    module docstring), which is left out of the balance. Lanes that would get no row of their own are dropped."""
+def plan(impls: list[discover.Impl], lanes: int, earlier: dict[str, float] | None = None,
+         baseline: list[str] | tuple[str, ...] = (BASELINE,)) -> list[list[discover.Impl]]:
+    """Rows per lane, longest first onto the least loaded lane; every lane also gets the baseline rows among impls
+    (by name: baseline_rows of the op), which are left out of the balance. Lanes that would get no row of their own
+    are dropped."""
     earlier = earlier or {}
-    baseline = [i for i in impls if i.name == BASELINE]
-    others = sorted((i for i in impls if i.name != BASELINE), key=lambda i: -_weight(i, earlier))
+    every_lane = [i for i in impls if i.name in baseline]
+    others = sorted((i for i in impls if i.name not in baseline), key=lambda i: -_weight(i, earlier))
     loads = [0.0] * max(1, min(lanes, len(others)))
     shares: list[list[discover.Impl]] = [[] for _ in loads]
     for impl in others:
@@ -85,18 +95,18 @@ def plan(impls: list[discover.Impl], lanes: int, earlier: dict[str, float] | Non
         shares[k].append(impl)
         loads[k] += _weight(impl, earlier)
     order = {i.name: n for n, i in enumerate(impls)}
-    return [sorted(baseline + share, key=lambda i: order[i.name]) for share in shares]
+    return [sorted(every_lane + share, key=lambda i: order[i.name]) for share in shares]
 
 
 def merge(parts: list[OpResult], impls: list[discover.Impl], lanes: list[str]) -> OpResult:
-    """One result from the lanes' results (all of one GPU model), rows in the op's order. The baseline row and the
+    """One result from the lanes' results (all of one GPU model), rows in the op's order. The baseline rows and the
     ceilings are the first lane's; env["lanes"] says which GPU ran which rows and what each one's ceilings were."""
     first = next((p for p in parts if "host" in p.env), parts[0])  # a lost lane's result has no measurements
     merged = dataclasses.replace(first, rows=[], checks=[], timings=[], loc=[], build=[], jit=[], captures=[],
                                  kernels=[], row_seconds={}, isolation=dict(first.isolation), ladder=[],
                                  phases={})
     seen: set[str] = set()
-    for part in [first] + [p for p in parts if p is not first]:  # the baseline row from the first
+    for part in [first] + [p for p in parts if p is not first]:  # the baseline rows from the first
         own = {r.impl for r in part.rows} - seen
         seen |= own
 
@@ -130,7 +140,7 @@ def merge(parts: list[OpResult], impls: list[discover.Impl], lanes: list[str]) -
 def lost_lane(op_name: str, impls: list[discover.Impl], why: str, env_info: dict) -> OpResult:
     """The result of a lane whose process died: each of its rows crashed, with the reason."""
     op = discover.load_op(op_name)
-    return OpResult(op.name, op.summary, op.roofline, env_info,
+    return OpResult(op.name, op.summary, op.roofline, env_info, ceiling_rows=list(op.ceiling_rows),
                     rows=[RowStatus(i.name, Status.CRASHED, why) for i in impls])
 
 
@@ -192,11 +202,12 @@ def run_local(op_name: str, impls: list[discover.Impl], options, devices: list[i
     import torch
 
     names = {d: torch.cuda.get_device_name(d) for d in devices}
+    baseline = baseline_rows(discover.load_op(op_name))
     results = []
     for model in sorted(set(names.values())):
         group = [d for d in devices if names[d] == model]
         earlier = earlier_row_seconds(env.ROOT / "results" / env.gpu_slug(model), op_name)
-        shares = plan(impls, len(group), earlier)
+        shares = plan(impls, len(group), earlier, baseline)
         lanes = [(d, share, *_start_lane(op_name, share, lane_options(options, f"gpu {d}"), d))
                  for d, share in zip(group, shares)]
         parts = []

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from .results import CudaKernelBuild, OpResult
+from .results import CudaKernelBuild, OpResult, ceiling_name
 from .timing import HOST_CHECK_BELOW_MS, SAME_BYTES_COPY
 
 TIMING_METHOD = ("the method of triton.testing.do_bench: CUDA events around each call, L2 flushed (256 MB memset) "
@@ -321,9 +321,12 @@ def sections(result: OpResult, command: str = "", plot: str | None = None,
 def timing_sections(result: OpResult) -> list[Section]:
     """Per dtype: the rate table under a heading of its own, then the other quantities of the same cells."""
     memory = result.roofline == "memory"
-    unit, note = ("GB/s", "copy bandwidth") if memory else ("TFLOP/s", "torch:eager")
+    # A compute-bound op's ceiling: its one ceiling row by name in the terminal ("torch:eager"), or the fastest of them
+    of_rows = result.ceiling_rows
+    unit, note = ("GB/s", "copy bandwidth") if memory else (
+        "TFLOP/s", of_rows[0] if len(of_rows) == 1 else ceiling_name(of_rows))
     md_unit = "GB/s (bytes read + written)" if memory else "TFLOP/s"
-    md_note = "copy bandwidth" if memory else "torch:eager (the vendor library)"
+    md_note = "copy bandwidth" if memory else ceiling_name(of_rows)
     tables = {kind: timing_tables(result, kind)
               for kind in ("rate", "same-bytes", "ms", "host", "speedup", "graph", "profiler")}
     out = []
@@ -364,7 +367,7 @@ def ladder_sections(result: OpResult) -> list[Section]:
     from .ladder import Step, ladder
 
     memory = result.roofline == "memory"
-    ceiling = "a copy of the same bytes" if memory else "torch:eager (the vendor library)"
+    ceiling = "a copy of the same bytes" if memory else ceiling_name(result.ceiling_rows)
     passed = {r.impl for r in result.rows if r.status == "ok"}
     timings = [t for t in result.timings if t.impl in passed and not t.implausible]
     out = []
@@ -463,6 +466,7 @@ def to_json(result: OpResult, command: str) -> dict:
         "command": command,
         "env": dict(result.env, timing_method=TIMING_METHOD),
         "roofline": result.roofline,
+        **({"ceiling_rows": list(result.ceiling_rows)} if result.roofline == "compute" else {}),
         "ceilings": ceilings,
         "rows": rows(result.rows),
         "checks": rows(result.checks),

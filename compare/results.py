@@ -119,6 +119,20 @@ class LadderStep:
     source: str  # "cuda_src/softmax.cu:12"
 
 
+# The rows whose fastest timing is a compute-bound op's ceiling where its spec names none (Op.ceiling_rows), and
+# where a result file from before the json recorded them says nothing.
+DEFAULT_CEILING_ROWS = ("torch:eager",)
+
+
+def ceiling_name(rows, quote: str = "") -> str:
+    """What a compute-bound op's fractions are of, in words: "torch:eager (the vendor library)", or "the fastest of
+    torch:sdpa-cudnn, torch:sdpa-flash" (each name between quote marks: "`" for markdown)."""
+    rows = list(rows)
+    if len(rows) == 1:
+        return f"{quote}{rows[0]}{quote} (the vendor library)"
+    return "the fastest of " + ", ".join(f"{quote}{r}{quote}" for r in rows)
+
+
 @dataclasses.dataclass
 class Ceilings:
     """What the rows are measured against, measured in the same run in a worker that loaded no row."""
@@ -172,6 +186,9 @@ class OpResult(RowRecords):
     # Wall seconds per phase of the whole op (compare.runner._sum_phases); "rows: <phase>" summed over the rows
     phases: dict[str, float] = dataclasses.field(default_factory=dict)
     ladder_cells: list[tuple[str, str]] = dataclasses.field(default_factory=list)
+    # A compute-bound op's ceiling rows (compare.spec.Op.ceiling_rows): at each shape and dtype the fastest of those
+    # that passed is the ceiling (compare.runner.relate_to_ceilings)
+    ceiling_rows: list[str] = dataclasses.field(default_factory=lambda: list(DEFAULT_CEILING_ROWS))
 
     def add(self, row: RowOutcome) -> None:
         """A row's records, after those of the rows before it."""

@@ -126,7 +126,8 @@ def _pool(options: Options):
 def run_op(op: Op, options: Options, impls: list[discover.Impl] | None = None) -> OpResult:
     """Every row of the op (or the given ones: tests plant rows from other files) through the schedule."""
     global _display
-    result = OpResult(op.name, op.summary, op.roofline, env.describe(), seed=options.seed)
+    result = OpResult(op.name, op.summary, op.roofline, env.describe(), seed=options.seed,
+                      ceiling_rows=list(op.ceiling_rows))
     impls = discover.select(discover.implementations(op), options.impls) if impls is None else impls
     if peers := peer_versions(op, impls):
         result.env["peers"] = peers
@@ -201,8 +202,9 @@ def run_op(op: Op, options: Options, impls: list[discover.Impl] | None = None) -
     result.isolation = {"enabled": options.isolate, "worker_starts": starts, "worker_start_s": round(start_s, 3),
                         "worker_per_row": True, "rows_checked_at_once": options.check_rows,
                         "next_worker_started_during_the_row_before": options.check_rows == 1}
-    relate_to_ceilings(result)
+    relate_to_ceilings(result, status)
     _refuse_implausible(result, status)
+    relate_to_ceilings(result, status)  # a ceiling row whose timing was just refused as implausible sets no ceiling
     result.rows = [status[i.name] for i in impls]
     return result
 
@@ -630,10 +632,25 @@ def _account_kernels(pool, op: Op, impl, dtypes, device, timed, seed: int, out: 
                               f"lines)")
 
 
-def relate_to_ceilings(result: OpResult) -> None:
+def relate_to_ceilings(result: OpResult, status: dict[str, RowStatus] | None = None) -> None:
+    """Each timing's fraction of its ceiling, of the copy of the same bytes, and its speedup over torch:eager. A
+    compute-bound op's ceiling at a shape and dtype is the fastest timing there of its ceiling rows
+    (result.ceiling_rows) whose row passed: by status, the rows' statuses by name (default: the result's rows; a row
+    without one counts as passing). A ceiling row that failed its checks, or whose timing was refused as
+    implausible, sets no ceiling."""
+    if status is None:
+        status = {r.impl: r for r in result.rows}
     eager = {(t.dtype, t.shape): t for t in result.timings if t.impl == "torch:eager"}
     copies = {(c.dtype, c.shape): c for c in result.same_bytes_copies}
     peak = result.ceilings.copy_gbps if result.roofline == "memory" else None
+    compute: dict[tuple[str, str], timing.Timing] = {}
+    for t in result.timings:
+        if (result.roofline == "compute" and t.impl in result.ceiling_rows and not t.implausible and t.tflops > 0
+                and (t.impl not in status or status[t.impl].status == Status.OK)):
+            best = compute.get((t.dtype, t.shape))
+            if best is None or t.tflops > best.tflops:
+                compute[(t.dtype, t.shape)] = t
+    which = "(vendor library)" if len(result.ceiling_rows) == 1 else "(fastest vendor row)"
     # The same-bytes copies get their fraction of the large-buffer peak too: how much of it a size allows at all.
     for t in result.timings + result.same_bytes_copies:
         if peak:
@@ -642,8 +659,9 @@ def relate_to_ceilings(result: OpResult) -> None:
         base = eager.get((t.dtype, t.shape))
         if base:
             t.speedup_vs_eager = base.median_ms / t.median_ms
-        if result.roofline == "compute" and base:
-            t.fraction_of_ceiling, t.ceiling = t.tflops / base.tflops, "torch:eager (vendor library)"
+        if result.roofline == "compute":
+            best = compute.get((t.dtype, t.shape))
+            t.fraction_of_ceiling, t.ceiling = (t.tflops / best.tflops, f"{best.impl} {which}") if best else (None, "")
         if copy := copies.get((t.dtype, t.shape)):
             t.fraction_of_same_bytes_copy = t.gbps / copy.gbps
 

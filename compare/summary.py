@@ -1,5 +1,6 @@
 """``python -m compare summary``: results/README.md, every op's best CUDA row and best Triton row next to torch eager
-and torch.compile, on every GPU folder with full results, at each op's headline cells.
+and torch.compile (and, for an op whose ceiling is other vendor rows, the fastest of them), on every GPU folder with
+full results, at each op's headline cells.
 
 It reads the result files only (``results/<gpu>/<op>.json``, and ``results/<gpu>/<host>/<op>.json`` for another host
 with the same GPU), never runs anything and needs no GPU. The ``partial/`` and ``quick/`` folders (runs narrowed by
@@ -14,6 +15,9 @@ import shlex
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Collection
+
+from .results import DEFAULT_CEILING_ROWS, ceiling_name
 
 # Folders under results/<gpu>/ that do not hold an op's full results: runs narrowed by options, and captured code.
 NARROWED = ("partial", "quick")
@@ -44,6 +48,11 @@ class OpFile:
 
     def statuses(self) -> dict[str, tuple[str, str]]:
         return {r["impl"]: (r.get("status", ""), r.get("message") or "") for r in self.data["rows"]}
+
+    @property
+    def ceiling_rows(self) -> list[str]:
+        """A compute-bound op's ceiling rows (the json's 'ceiling_rows'; torch:eager in files written before it)."""
+        return list(self.data.get("ceiling_rows") or DEFAULT_CEILING_ROWS)
 
 
 # -- finding and reading the result files
@@ -87,6 +96,9 @@ def load(path: Path, folder: str) -> OpFile:
         raise bad(f"its 'roofline' is {data['roofline']!r}, neither 'memory' nor 'compute'")
     if not isinstance(data.get("ceilings", {}), dict):
         raise bad("its 'ceilings' is not an object")
+    ceiling_rows = data.get("ceiling_rows", list(DEFAULT_CEILING_ROWS))
+    if not (isinstance(ceiling_rows, list) and ceiling_rows and all(isinstance(r, str) for r in ceiling_rows)):
+        raise bad("its 'ceiling_rows' is not a list of row names")
     lists = {key: data.get(key, []) for key in OPTIONAL_LISTS}
     lists["ceilings.same_bytes_copy"] = data.get("ceilings", {}).get("same_bytes_copy", [])
     for key, entries in lists.items():
@@ -188,9 +200,15 @@ def counted(f: OpFile, t: dict) -> bool:
             and math.isfinite(value))
 
 
-def best(f: OpFile, backend: str, dtype: str, shape: str) -> dict | None:
-    """The timing of the backend's counted row with the highest median throughput at the cell."""
-    ts = [t for t in f.data["timings"] if t["impl"].split(":")[0] == backend and t["dtype"] == dtype
+def among(impl: str, rows: str | Collection[str]) -> bool:
+    """Whether impl is one of rows: a backend ("cuda": each cuda:<name> row) or a collection of row names."""
+    return impl.split(":")[0] == rows if isinstance(rows, str) else impl in rows
+
+
+def best(f: OpFile, rows: str | Collection[str], dtype: str, shape: str) -> dict | None:
+    """The timing of the counted row among rows (a backend, or row names) with the highest median throughput at the
+    cell."""
+    ts = [t for t in f.data["timings"] if among(t["impl"], rows) and t["dtype"] == dtype
           and t["shape"] == shape and counted(f, t)]
     return max(ts, key=lambda t: (rate(f, t), t["impl"]), default=None)
 
@@ -261,10 +279,10 @@ def figures(f: OpFile, t: dict) -> tuple[str, str]:
     return ("—" if frac is None else f"{frac:.2f}") + marks, absolute
 
 
-def absent(f: OpFile, impl_or_backend: str, dtype: str, shape: str) -> str:
-    """Why a line has no figure at a cell."""
+def absent(f: OpFile, impl_or_backend: str | tuple[str, ...], dtype: str, shape: str) -> str:
+    """Why a line has no figure at a cell: a line of one row, of a backend's best row, or of the best of some rows."""
     status = f.statuses()
-    if ":" in impl_or_backend:
+    if is_row(impl_or_backend):
         if impl_or_backend not in status:
             return "not run"
         state, _ = status[impl_or_backend]
@@ -272,7 +290,7 @@ def absent(f: OpFile, impl_or_backend: str, dtype: str, shape: str) -> str:
             return f"{state}, not counted"
         t = timing(f, impl_or_backend, dtype, shape)
         return "implausible, not counted" if t is not None and t.get("implausible") else "not timed here"
-    rows = [impl for impl in status if impl.split(":")[0] == impl_or_backend]
+    rows = [impl for impl in status if among(impl, impl_or_backend)]
     if not rows:
         return "no row"
     if all(status[impl][0] != "ok" for impl in rows):
@@ -315,10 +333,24 @@ def link(path: Path, out_dir: Path) -> str:
     return f"[{rel}]({rel})"
 
 
-def op_lines(files: dict[str, OpFile]) -> list[tuple[str, str]]:
-    """(label, backend or impl) of the table's lines."""
-    return [("best CUDA", "cuda"), ("best Triton", "triton"), ("torch:eager", "torch:eager"),
-            *[(mode, mode) for mode in compile_modes(files)]]
+def is_row(what: str | tuple[str, ...]) -> bool:
+    """A line's `what` (op_lines) names one row ("torch:eager"), not a backend ("cuda") or rows to take the best of."""
+    return isinstance(what, str) and ":" in what
+
+
+def ceiling_rows(files: dict[str, OpFile]) -> list[str]:
+    """A compute-bound op's ceiling rows, as its files name them (in the order they first do)."""
+    return list(dict.fromkeys(row for f in files.values() for row in f.ceiling_rows))
+
+
+def op_lines(files: dict[str, OpFile]) -> list[tuple[str, str | tuple[str, ...]]]:
+    """(label, backend, impl or rows to take the best of) of the table's lines: for an op whose ceiling is other
+    rows than torch:eager, the line "vendor" is the fastest of them."""
+    compute = any(not f.memory for f in files.values())
+    vendor = ceiling_rows(files) if compute else list(DEFAULT_CEILING_ROWS)
+    return [("best CUDA", "cuda"), ("best Triton", "triton"),
+            *([("vendor", tuple(vendor))] if vendor != list(DEFAULT_CEILING_ROWS) else []),
+            ("torch:eager", "torch:eager"), *[(mode, mode) for mode in compile_modes(files)]]
 
 
 def op_section(op: str, files: dict[str, OpFile], folders: list[str], out_dir: Path) -> str:
@@ -335,9 +367,13 @@ def op_section(op: str, files: dict[str, OpFile], folders: list[str], out_dir: P
         out.append("Headline cells: the largest timed shape per dtype. Fraction of a copy of the same bytes timed in "
                    f"the same run (`{SAME_BYTES_COPY}`, its GB/s on the last line); {unit} counts bytes read + "
                    "written.\n")
-    else:
+    elif ceiling_rows(files) == list(DEFAULT_CEILING_ROWS):
         out.append("Headline cells: the largest square shape timed per dtype. Fraction of `torch:eager` (the vendor "
                    f"library, cuBLAS) at the same shape and dtype in the same run; {unit} of the op's flops.\n")
+    else:
+        out.append("Headline cells: the largest square shape timed per dtype. Fraction of "
+                   f"{ceiling_name(ceiling_rows(files), quote='`')} at the same shape and dtype in the same run (the "
+                   f"line `vendor`); {unit} of the op's flops.\n")
     cells = sorted({cell for f in files.values() for cell in headline_cells(f)},
                    key=lambda c: (dtype_key(c[0]), math.prod(dims(c[1])), c[1]))
     headers = ["dtype", "cell", "line"]
@@ -361,7 +397,7 @@ def op_section(op: str, files: dict[str, OpFile], folders: list[str], out_dir: P
                     value = None if copy is None else copy.get("gbps")
                     row += ["", "—", "", "", ""] if value is None else ["", "1.00", f"{value:.0f}", "", ""]
                     continue
-                t = best(f, what, dtype, shape) if ":" not in what else timing(f, what, dtype, shape)
+                t = timing(f, what, dtype, shape) if is_row(what) else best(f, what, dtype, shape)
                 if t is None or not counted(f, t):
                     row += [absent(f, what, dtype, shape), "", "", "", ""]
                     continue
@@ -425,7 +461,8 @@ def render(results: Path, out: Path, command: str) -> str:
         "throughput beside it. Memory-bound ops (GB/s, bytes read + written): a plain device-to-device copy of the "
         "same bytes, timed exactly like the rows (1.00: as fast as a copy; a cell marked `*` has no such copy in "
         "its json and uses the copy bandwidth of a 1 GiB buffer instead). Compute-bound ops (TFLOP/s): `torch:eager` "
-        "at the same shape and dtype, which is the vendor library (cuBLAS for matmul).\n",
+        "at the same shape and dtype, which is the vendor library (cuBLAS for matmul), or where an op's spec names "
+        "other rows as its ceiling, the fastest of them there (the line `vendor` of the op's table).\n",
         "Headline cells, chosen from each json's timings by one rule: for a memory-bound op the largest timed shape "
         "of each dtype (the size where launch and ramp-up matter least); for a compute-bound op the largest square "
         "shape of each dtype (the one with the most flops if none is square). Smaller sizes, where the host or the "

@@ -39,10 +39,36 @@ def test_each_lane_gets_the_baseline_and_the_longest_rows_are_spread_first():
     assert len(fanout.plan(_impls(), 16)) == 5  # no lane without a row of its own
 
 
-def _part(gpu_rows, copy_gbps, eager_ms):
+def test_every_lane_of_an_op_with_ceiling_rows_runs_each_of_them_and_the_merge_keeps_the_first_lanes():
+    import dataclasses
+
+    ceiling = ("torch:vendor-a", "torch:vendor-b")
+    op = dataclasses.replace(discover.load_op("matmul"), vendor_rows={"vendor-a": len, "vendor-b": len},
+                             ceiling_rows=ceiling)
+    impls = discover.implementations(op)
+    baseline = fanout.baseline_rows(op)
+    assert baseline == ["torch:eager", *ceiling]
+    assert fanout.baseline_rows(discover.load_op("gelu")) == ["torch:eager"]  # a memory-bound op: the copy
+    shares = fanout.plan(impls, 3, baseline=baseline)
+    names = [[i.name for i in share] for share in shares]
+    assert len(shares) == 3 and all(set(baseline) <= set(share) for share in names)
+    others = sorted(n for share in names for n in share if n not in baseline)
+    assert others == sorted(i.name for i in impls if i.name not in baseline)  # each other row exactly once
+    order = [i.name for i in impls]
+    assert all(share == sorted(share, key=order.index) for share in names)
+    a = _part(names[0], 4000.0, eager_ms=2.0, tflops=500.0)
+    b = _part(names[1], 4100.0, eager_ms=3.0, tflops=400.0)
+    merged = fanout.merge([a, b], [i for i in impls if i.name in names[0] + names[1]], ["cuda:0", "cuda:1"])
+    for row in baseline:
+        kept = [t for t in merged.timings if t.impl == row]
+        assert len(kept) == 1 and kept[0].tflops == 500.0, row
+        assert sum(r.impl == row for r in merged.rows) == 1
+
+
+def _part(gpu_rows, copy_gbps, eager_ms, tflops=0.0):
     rows = [RowStatus(r, Status.OK) for r in gpu_rows]
     timings = [Timing(r, "float32", "1M", median_ms=eager_ms if r == "torch:eager" else 1.0, q25_ms=0.9, q75_ms=1.1,
-                      bytes=8 << 20, flops=0, gbps=4.0, tflops=0.0) for r in gpu_rows]
+                      bytes=8 << 20, flops=0, gbps=4.0, tflops=tflops) for r in gpu_rows]
     return OpResult("gelu", "GELU", "memory", {"gpu": "NVIDIA H200", "host": "h"}, ceilings=Ceilings(copy_gbps),
                     rows=rows, timings=timings,
                     checks=[CheckResult(r, "float32", "1M", "random", seed=0, ok=True, status="ok") for r in gpu_rows],

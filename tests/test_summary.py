@@ -233,3 +233,57 @@ def test_the_committed_results(tmp_path):
     committed = env.ROOT / "results" / "README.md"
     if committed.exists():
         assert committed.read_text().startswith("# Results") and "python -m compare summary" in committed.read_text()
+
+
+ATTENTION_ROWS = ["cuda:flash", "triton:tuned", "torch:eager", "torch:sdpa-cudnn", "torch:sdpa-flash",
+                  "torch:sdpa-efficient", "torch:compile"]
+SDPA = ["torch:sdpa-cudnn", "torch:sdpa-flash", "torch:sdpa-efficient"]
+
+
+def attention(status=None):
+    """A compute-bound op whose ceiling is the fastest of three vendor rows: at the headline cell torch:sdpa-cudnn is
+    the fastest but failed its checks, so torch:sdpa-flash is the ceiling."""
+    shape = "B=1 H=16 S=16384 D=128"
+    ts = [timing("cuda:flash", "float16", shape, tflops=450.0, frac=0.9, gbps=1.0),
+          timing("triton:tuned", "float16", shape, tflops=400.0, frac=0.8, gbps=1.0),
+          timing("torch:eager", "float16", shape, tflops=100.0, frac=0.2, gbps=1.0),
+          timing("torch:sdpa-cudnn", "float16", shape, tflops=600.0, frac=1.2, gbps=1.0),
+          timing("torch:sdpa-flash", "float16", shape, tflops=500.0, frac=1.0, gbps=1.0),
+          timing("torch:sdpa-efficient", "float16", shape, tflops=300.0, frac=0.6, gbps=1.0),
+          timing("torch:compile", "float16", shape, tflops=150.0, frac=0.3, gbps=1.0)]
+    statuses = {impl: "ok" for impl in ATTENTION_ROWS} | {"torch:sdpa-cudnn": "FAIL"} | (status or {})
+    return result("attention", "compute", statuses, ts) | {"ceiling_rows": SDPA}
+
+
+def test_an_op_whose_ceiling_is_other_vendor_rows_has_the_line_vendor(results, tmp_path):
+    write(results / "gpu-a" / "attention.json", attention())
+    text = summary.summarize(results, tmp_path / "out.md")
+    attention_text = section(text, "attention")
+    assert ("Fraction of the fastest of `torch:sdpa-cudnn`, `torch:sdpa-flash`, `torch:sdpa-efficient` at the same "
+            "shape and dtype in the same run (the line `vendor`)") in attention_text
+    assert "cuBLAS" not in attention_text
+    labels = [line.split("|")[3].strip() for line in attention_text.splitlines() if line.startswith("| float16")]
+    assert labels == ["best CUDA", "best Triton", "vendor", "torch:eager", "torch:compile"]
+    # torch:sdpa-cudnn is faster but FAILed: the fastest passing ceiling row is the line.
+    assert table_row(attention_text, "float16", "B=1 H=16 S=16K D=128", "vendor")[3:6] == [
+        "`torch:sdpa-flash`", "1.00", "500.0"]
+    assert table_row(attention_text, "float16", "B=1 H=16 S=16K D=128", "torch:eager")[3:6] == [
+        "`torch:eager`", "0.20", "100.0"]
+    # An op whose ceiling is torch:eager (matmul, from a file written before the json named its ceiling rows) keeps
+    # today's words and lines.
+    matmul_text = section(text, "matmul")
+    assert "Fraction of `torch:eager` (the vendor library, cuBLAS)" in matmul_text and "vendor`" not in matmul_text
+    assert "| vendor" not in matmul_text and "| vendor" not in section(text, "gelu")
+
+
+def test_a_vendor_line_with_no_passing_ceiling_row_says_so(results, tmp_path):
+    failed = {"torch:sdpa-flash": "error", "torch:sdpa-efficient": "FAIL"}  # and torch:sdpa-cudnn, as always here
+    write(results / "gpu-a" / "attention.json", attention(failed))
+    text = section(summary.summarize(results, tmp_path / "out.md"), "attention")
+    assert table_row(text, "float16", "B=1 H=16 S=16K D=128", "vendor")[3] == "no row passed"
+
+
+def test_ceiling_rows_that_are_not_a_list_of_names_are_an_error(results, tmp_path):
+    write(results / "gpu-a" / "attention.json", attention() | {"ceiling_rows": "torch:sdpa-flash"})
+    with pytest.raises(summary.SummaryError, match=r"attention\.json: its 'ceiling_rows' is not a list of row names"):
+        summary.summarize(results, tmp_path / "out.md")
