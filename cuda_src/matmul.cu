@@ -35,6 +35,7 @@ cudaError_t launch_matmul_wgmma(lab::DType dtype, const void* a, const void* b, 
 
 #include "lab_async.cuh"
 #include "lab_device.cuh"
+#include "lab_mma.cuh"
 
 // ==== PTX and driver wrappers =====================================================================================
 // Each inline-asm instruction v4 and v5 use, as a function named after it, and the driver call that encodes v5's
@@ -46,39 +47,10 @@ using lab::cp_async_commit;
 using lab::cp_async_wait;
 using lab::smem_address;
 
-// ---- ldmatrix and mma.sync (sm_80+, v4): the per-warp tensor-core path. -----------------------------------------
-// Four 8×8 matrices of 16-bit elements from shared memory, in mma's operand layout: lanes 8i..8i+7 give the row
-// addresses of matrix i, and every lane receives one 32-bit register (two elements) of each.
-__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], uint32_t addr) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(addr));
-}
-
-// The same, each matrix transposed on the way (rows stored k-major come out as mma's column-major B operand).
-__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], uint32_t addr) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(addr));
-}
-
-// d += a·b for one 16×8×16 tile; a: 4 registers of 2 elements (16×16, row-major), b: 2 registers (16×8, k-major).
-template <typename T>
-__device__ __forceinline__ void mma_16816(float (&d)[4], const uint32_t (&a)[4], const uint32_t b0, const uint32_t b1) {
-  if constexpr (std::is_same_v<T, __half>) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-        "{%0, %1, %2, %3};\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  } else {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-        "{%0, %1, %2, %3};\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  }
-}
+// ldmatrix and mma.sync (sm_80+, v4), the per-warp tensor-core path: lab_mma.cuh (shared with attention.cu).
+using lab::ldmatrix_x4;
+using lab::ldmatrix_x4_trans;
+using lab::mma_16816;
 
 // ---- mbarrier and TMA (sm_90, v5): barriers in shared memory that count arrivals and bytes. -----------------------
 // A barrier completes a phase when `count` arrivals and every byte announced with expect_tx have come in; a waiter

@@ -1,0 +1,36 @@
+// Fused attention forward, causal: O = softmax(Q Kᵀ · D^-1/2 + M) V with M[i, j] = -inf for key j > query i, Q, K,
+// V and O of shape (B, H, S, D) in float16 or bfloat16, D = 64 or 128, every sum in float32.
+//
+// Steps (each one a row, cuda:<name>; measured figures: results/<gpu>/attention_causal.md):
+//   v1 naive    attention.cu's v1 with the mask on: each kernel stops at key i in row i, so the scores above the
+//               diagonal are neither computed, nor exponentiated, nor multiplied by V
+//   v2 flash2   attention.cu's v2 with the mask on: a block stops at the key tile holding its last query (the tiles
+//               above the diagonal are never loaded), masks only the tile the diagonal crosses, and the blocks of a
+//               head start with the latest queries, which have the most keys
+//
+// No kernel is written twice: this file compiles cuda_src/attention.cu (its kernels, launchers and the checks of
+// run_attention) with its own registrations left out, and registers the same launchers with causal = true. Spec:
+// specs/attention_causal.py. Triton side: triton_src/attention_causal.py.
+#define LAB_ATTENTION_KERNELS_ONLY
+#include "attention.cu"
+
+#ifndef __CUDACC__  // host half: the torch binding
+
+at::Tensor attention_causal_naive(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
+  return run_attention(q, k, v, "attention_causal", true, "naive", launch_attention_naive, /*scores=*/true);
+}
+at::Tensor attention_causal_flash2(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
+  return run_attention(q, k, v, "attention_causal", true, "flash2", launch_attention_flash2);
+}
+
+TORCH_LIBRARY(lab_attention_causal, m) {
+  m.def("naive(Tensor q, Tensor k, Tensor v) -> Tensor");
+  m.def("flash2(Tensor q, Tensor k, Tensor v) -> Tensor");
+}
+
+TORCH_LIBRARY_IMPL(lab_attention_causal, CUDA, m) {
+  m.impl("naive", &attention_causal_naive);
+  m.impl("flash2", &attention_causal_flash2);
+}
+
+#endif
