@@ -10,8 +10,11 @@
 //              patch is 4×4 mma tiles whose operands are plain 32-bit shared loads (four consecutive K bytes, the
 //              operand layout of 8-bit mma); the tensor core's partial sum of each K tile is added into a float32
 //              accumulator (its own accumulation is narrower: see the spec), and the scales applied in the epilogue
+//   v3 wgmma   Hopper's warpgroup MMA (m64n128k32 e4m3) fed by TMA, producer and consumer warpgroups on mbarriers
 //
-// v2 takes K a multiple of 16 (every 16-byte copy of a row then starts aligned); other K fall back to v1.
+// v2 takes K a multiple of 16 (every 16-byte copy of a row then starts aligned); other K fall back to v1. v3 needs
+// the same (TMA's row pitch) and a Hopper GPU (compute capability 9.0, built for sm_90a); other inputs take v2's
+// launcher, and so v1 where v2 would.
 // Triton side: triton_src/fp8_matmul.py.
 #include "lab.h"
 
@@ -21,14 +24,20 @@ cudaError_t launch_fp8_matmul_naive(const uint8_t* a, const uint8_t* bt, const f
 cudaError_t launch_fp8_matmul_mma(const uint8_t* a, const uint8_t* bt, const float* scale_a, int64_t scale_a_stride,
                                   const float* scale_b, int64_t scale_b_stride, void* c, int64_t m, int64_t n,
                                   int64_t k, cudaStream_t stream);
+cudaError_t launch_fp8_matmul_wgmma(const uint8_t* a, const uint8_t* bt, const float* scale_a, int64_t scale_a_stride,
+                                    const float* scale_b, int64_t scale_b_stride, void* c, int64_t m, int64_t n,
+                                    int64_t k, cudaStream_t stream);
 
 #ifdef __CUDACC__
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
 
+#include <climits>
+
 #include "lab_async.cuh"
 #include "lab_device.cuh"
+#include "lab_hopper.cuh"
 
 __device__ __forceinline__ float e4m3_to_float(uint8_t byte) {
   return __half2float(__half(__nv_cvt_fp8_to_halfraw(byte, __NV_E4M3)));
@@ -165,10 +174,16 @@ __global__ void __launch_bounds__(kThreadsMma, 1)
       }
 }
 
+// Whether every row of A and Bt starts on a 16-byte boundary (K a multiple of 16, aligned bases): v2's 16-byte copies
+// need it, and so does v3's TMA, which takes row pitches (K bytes) in multiples of 16 only.
+static bool rows_aligned16(const uint8_t* a, const uint8_t* bt, int64_t k) {
+  return k % 16 == 0 && lab::is_aligned16(a) && lab::is_aligned16(bt);
+}
+
 cudaError_t launch_fp8_matmul_mma(const uint8_t* a, const uint8_t* bt, const float* scale_a, int64_t scale_a_stride,
                                   const float* scale_b, int64_t scale_b_stride, void* c, int64_t m, int64_t n,
                                   int64_t k, cudaStream_t stream) {
-  if (k % 16 != 0 || !lab::is_aligned16(a) || !lab::is_aligned16(bt)) {
+  if (!rows_aligned16(a, bt, k)) {
     return launch_fp8_matmul_naive(a, bt, scale_a, scale_a_stride, scale_b, scale_b_stride, c, m, n, k, stream);
   }
   const dim3 blocks(static_cast<unsigned int>((n + kTileN - 1) / kTileN),
@@ -176,6 +191,186 @@ cudaError_t launch_fp8_matmul_mma(const uint8_t* a, const uint8_t* bt, const flo
   fp8_matmul_mma_kernel<<<blocks, kThreadsMma, 0, stream>>>(a, bt, scale_a, scale_a_stride, scale_b, scale_b_stride,
                                                             static_cast<__nv_bfloat16*>(c), m, n, k);
   return cudaGetLastError();
+}
+
+// ---- v3 wgmma: Hopper's fp8 warpgroup MMA, fed by TMA, warp-specialized (matmul.cu v5's design for 8-bit). -------
+// What changes against mma, and why each helps:
+//  * wgmma.mma_async.m64n128k32 e4m3: one instruction per warpgroup (4 warps) multiplies a 64×32 slice of A by a
+//    32×128 slice of B, both read from shared memory through matrix descriptors: no fragment loads, no operand
+//    registers, and asynchronous, so the warps issue while the tensor cores work. 8-bit wgmma takes both operands
+//    K-major only (it has no transpose flags), which is exactly how A and Bt lie: both are copied as they are.
+//  * TMA (cp.async.bulk.tensor): one thread copies a whole 128-row × 128-byte box of A or Bt per stage from a tensor
+//    map built on the host, zero-filling rows past M and N and bytes past K (a K tail adds zero products), in the
+//    128-byte-swizzled layout wgmma reads without bank conflicts. Completion is counted in bytes on an mbarrier.
+//  * Warp specialization, as matmul v5: warpgroup 0 produces (one thread issues TMA into a Stages-deep ring), and
+//    warpgroups 1 and 2 consume, each owning 64 rows of the 128×128 block tile; full/empty mbarriers per stage
+//    replace __syncthreads, and setmaxnreg moves registers from the producer to the consumers.
+//  * The promotion v2 does, kept: a consumer's 4 wgmma of a K tile (128 e4m3 values) sum into d, starting from zero
+//    (scale-d = 0 on the first), and once they have completed d is added into a separate float32 accumulator acc.
+//    The fp8 tensor core keeps its running sum with fewer bits than float32, so a sum over all of K inside it would
+//    lose precision as K grows; adding its partial sums into float32 once per K tile is DeepGEMM's fix, and the
+//    spec's tolerance (specs/fp8_matmul.py) assumes exactly such a promotion every few k-steps. Its price is a wait
+//    for the tile's own batch before the adds; the other consumer's batch keeps the tensor cores busy meanwhile.
+//  * The epilogue multiplies by scale_a[row]·scale_b[col] and rounds to bf16, storing column pairs as one 32-bit
+//    store where they are in range (M and N need not be multiples of the tile).
+// Requirements: compute capability 9.0 and a build for sm_90a, K a multiple of 16 on 16-byte-aligned A and Bt (TMA's
+// row pitch), N and K below 2^31; other inputs take v2's launcher.
+// BN = 128: a consumer thread holds d and acc, 64 registers each; at BN = 256 the two would be 256, past the 240 that
+// setmaxnreg can give a consumer.
+struct Fp8WgmmaTile {
+  static constexpr int BM = 128, BN = 128, BK = 128;  // BK in bytes, one e4m3 value each: a row of a swizzled box
+  // A stage holds as many multiply-adds as one of matmul v5 (128·128·128 against 128·256·64) in two thirds of the
+  // bytes, so the ring can be deeper in the same shared memory: more copies in flight ahead of the consumers.
+  static constexpr int Stages = 6;
+  static constexpr int kConsumers = 2;  // warpgroups doing math, 64 rows each
+  static constexpr int kThreads = (kConsumers + 1) * 128;
+  static constexpr int kAStageBytes = BM * BK, kBStageBytes = BN * BK;
+  static constexpr int kSmemBytes = Stages * (kAStageBytes + kBStageBytes) + 1024;  // + slack for 1024-B alignment
+};
+
+#ifdef LAB_SM90A
+// d (64×128 fp32, 64 per thread) = A (64×32 e4m3, K-major) · B (32×128 e4m3, K-major), plus d where `accumulate`:
+// scale-d is a predicate (false: d is not read, so no instruction needs to zero it), set here from an integer as
+// CUTLASS does; imm-scale-a and imm-scale-b = 1 (no negation).
+__device__ __forceinline__ void wgmma_m64n128k32_e4m3(float (&d)[64], uint64_t desc_a, uint64_t desc_b,
+                                                      bool accumulate) {
+  asm volatile(
+      "{\n .reg .pred accumulate;\n setp.ne.b32 accumulate, %66, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, "
+      "%22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, "
+      "%43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
+      "%64, %65, accumulate, 1, 1;\n}\n"
+      : LAB_WGMMA_F32X8(d, 0), LAB_WGMMA_F32X8(d, 8), LAB_WGMMA_F32X8(d, 16), LAB_WGMMA_F32X8(d, 24),
+        LAB_WGMMA_F32X8(d, 32), LAB_WGMMA_F32X8(d, 40), LAB_WGMMA_F32X8(d, 48), LAB_WGMMA_F32X8(d, 56)
+      : "l"(desc_a), "l"(desc_b), "r"(static_cast<int>(accumulate)));
+}
+#endif  // LAB_SM90A
+
+__global__ void __launch_bounds__(Fp8WgmmaTile::kThreads, 1)
+    fp8_matmul_wgmma_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_bt,
+                            const float* __restrict__ scale_a, int64_t scale_a_stride,
+                            const float* __restrict__ scale_b, int64_t scale_b_stride,
+                            __nv_bfloat16* __restrict__ c, int m, int n, int k) {
+#ifdef LAB_SM90A
+  using Cfg = Fp8WgmmaTile;
+  // 1. Shared memory: the stage ring of A and Bt tiles, each row one K tile of 128 bytes, in the swizzled layout TMA
+  //    writes and wgmma reads; 128-byte swizzling repeats every 1024 bytes and wgmma locates rows within that
+  //    pattern from the address bits, so every tile starts on a 1024-byte boundary.
+  extern __shared__ unsigned char fp8_wgmma_smem_raw[];
+  unsigned char* smem = fp8_wgmma_smem_raw + ((1024 - lab::smem_address(fp8_wgmma_smem_raw) % 1024) % 1024);
+  unsigned char* a_tiles = smem;                                  // [stage][BM rows of A][128 B]
+  unsigned char* b_tiles = smem + Cfg::Stages * Cfg::kAStageBytes;  // [stage][BN rows of Bt][128 B]
+  // 2. Two barriers per stage: full[s] completes when stage s's bytes have landed (the consumers wait on it),
+  //    empty[s] when both consumers are done reading it (the producer waits on it before refilling).
+  __shared__ __align__(8) uint64_t full[Cfg::Stages], empty[Cfg::Stages];
+
+  const int tid = threadIdx.x, warpgroup = tid / 128;
+  if (tid == 0) {
+    for (int s = 0; s < Cfg::Stages; ++s) {
+      lab::mbarrier_init(&full[s], 1);                     // the producer's expect_tx arrival; bytes do the rest
+      lab::mbarrier_init(&empty[s], Cfg::kConsumers * 4);  // one arrival per consumer warp
+    }
+    lab::fence_mbarrier_init();
+  }
+  __syncthreads();  // the only block-wide barrier: from here on the warpgroups meet only on full/empty
+
+  // 3. Which output tile this block computes (grouped order, for L2 reuse), and how many K tiles (k >= 1 here).
+  int tile_m, tile_n;
+  lab::grouped_tile(static_cast<int>(blockIdx.x), (m + Cfg::BM - 1) / Cfg::BM, (n + Cfg::BN - 1) / Cfg::BN, tile_m,
+                    tile_n);
+  const int bm = tile_m * Cfg::BM, bn = tile_n * Cfg::BN;
+  const int k_tiles = (k - 1) / Cfg::BK + 1;
+
+  // 4. Producer: warpgroup 0 gives most of its registers to the consumers; one thread of it walks K, filling stage
+  //    t % Stages with K tile t (a box of A and one of Bt) as soon as both consumers have released it.
+  if (warpgroup == 0) {
+    lab::setmaxnreg_dec<24>();
+    if (tid != 0) return;
+    for (int t = 0; t < k_tiles; ++t) {
+      const int s = t % Cfg::Stages;
+      // Stage s last held tile t - Stages: empty[s]'s completion number t / Stages - 1, parity (t / Stages + 1) % 2.
+      if (t >= Cfg::Stages) lab::mbarrier_wait(&empty[s], (t / Cfg::Stages + 1) % 2);
+      lab::mbarrier_expect_bytes(&full[s], Cfg::kAStageBytes + Cfg::kBStageBytes);  // whole boxes, zero fill too
+      lab::tma_load_2d(a_tiles + s * Cfg::kAStageBytes, &map_a, t * Cfg::BK, bm, &full[s]);
+      lab::tma_load_2d(b_tiles + s * Cfg::kBStageBytes, &map_bt, t * Cfg::BK, bn, &full[s]);
+    }
+    return;
+  }
+
+  // 5. Consumers: warpgroups 1 and 2 take the registers the producer gave up (d and acc are 64 a thread each), each
+  //    owning 64 rows of the block's 128×128 tile.
+  lab::setmaxnreg_inc<240>();
+  const int consumer = warpgroup - 1, lane = tid % 32, warp_in_group = tid % 128 / 32;
+  float d[64], acc[64];  // this K tile's sum from the tensor core, and the float32 sum of the tiles so far
+#pragma unroll
+  for (int i = 0; i < 64; ++i) d[i] = acc[i] = 0.0f;  // d only so that it is never read undefined: scale-d = 0 below
+
+  for (int t = 0; t < k_tiles; ++t) {
+    // 6. Wait for tile t's bytes (full[s]'s completion number t / Stages).
+    const int s = t % Cfg::Stages;
+    lab::mbarrier_wait(&full[s], (t / Cfg::Stages) % 2);
+    // This consumer's 64 rows of A (8 KB into the stage) and all 128 rows of Bt. Both are K-major with 128-byte rows:
+    // the stride between 8-row groups is 1024 B and the leading offset is unused (a k32 step, 32 bytes, stays inside
+    // a row); the k32 slice kk starts 32·kk bytes into each swizzled row.
+    const unsigned char* a_tile = a_tiles + s * Cfg::kAStageBytes + consumer * 64 * Cfg::BK;
+    const unsigned char* b_tile = b_tiles + s * Cfg::kBStageBytes;
+    // 7. The tile's BK/32 = 4 wgmma as one batch into d, the first overwriting it (scale-d = 0); the fence orders
+    //    the promotion's reads of d before them.
+    lab::wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < Cfg::BK / 32; ++kk) {
+      const uint64_t desc_a = lab::smem_descriptor(a_tile + kk * 32, 16, 1024);
+      const uint64_t desc_b = lab::smem_descriptor(b_tile + kk * 32, 16, 1024);
+      wgmma_m64n128k32_e4m3(d, desc_a, desc_b, /*accumulate=*/kk > 0);
+    }
+    lab::wgmma_commit_group();
+    // 8. Wait for the batch (the promotion needs its result), release the stage it read (each warp's lane 0), and
+    //    promote: d into the float32 accumulator. The operand fences keep the adds after the wait and before the
+    //    next batch, which the compiler cannot see on its own (wgmma writes d asynchronously).
+    lab::wgmma_wait_group<0>();
+    lab::wgmma_fence_operand(d);
+    if (lane == 0) lab::mbarrier_arrive(&empty[s]);
+#pragma unroll
+    for (int i = 0; i < 64; ++i) acc[i] += d[i];
+    lab::wgmma_fence_operand(acc);
+  }
+
+  // 9. Epilogue, straight from registers to C (accumulator layout: lab_hopper.cuh): warp w of the group holds rows
+  //    16w + lane/4 and +8, and registers 4j..4j+3 the columns 8j + 2·(lane%4) + {0, 1} of both. Scales of rows and
+  //    columns past M and N are not read (their outputs are not stored).
+  const int row = bm + consumer * 64 + warp_in_group * 16 + lane / 4;
+  const float sa_top = row < m ? scale_a[row * scale_a_stride] : 0.0f;
+  const float sa_bottom = row + 8 < m ? scale_a[(row + 8) * scale_a_stride] : 0.0f;
+#pragma unroll
+  for (int j = 0; j < Cfg::BN / 8; ++j) {
+    const int col = bn + j * 8 + (lane % 4) * 2;
+    const float sb0 = col < n ? scale_b[col * scale_b_stride] : 0.0f;
+    const float sb1 = col + 1 < n ? scale_b[(col + 1) * scale_b_stride] : 0.0f;
+    lab::store_pair(c, row, col, m, n, acc[4 * j] * sa_top * sb0, acc[4 * j + 1] * sa_top * sb1);
+    lab::store_pair(c, row + 8, col, m, n, acc[4 * j + 2] * sa_bottom * sb0, acc[4 * j + 3] * sa_bottom * sb1);
+  }
+#else
+  __trap();  // built without sm_90a: the launcher never starts it there (lab::runs_sm90a)
+#endif
+}
+
+cudaError_t launch_fp8_matmul_wgmma(const uint8_t* a, const uint8_t* bt, const float* scale_a, int64_t scale_a_stride,
+                                    const float* scale_b, int64_t scale_b_stride, void* c, int64_t m, int64_t n,
+                                    int64_t k, cudaStream_t stream) {
+  // Not Hopper: this build has no wgmma kernel for the GPU (specs/fp8_matmul.py reports the row as skipped there).
+  if (!lab::runs_sm90a()) return cudaErrorNoKernelImageForDevice;
+  // TMA needs rows at 16-byte multiples, and the kernel indexes with int: other inputs take v2.
+  if (!rows_aligned16(a, bt, k) || n > INT_MAX || k > INT_MAX) {
+    return launch_fp8_matmul_mma(a, bt, scale_a, scale_a_stride, scale_b, scale_b_stride, c, m, n, k, stream);
+  }
+  using Cfg = Fp8WgmmaTile;
+  CUtensorMap map_a, map_bt;
+  if (!lab::encode_tensor_map(&map_a, a, m, k, Cfg::BM) || !lab::encode_tensor_map(&map_bt, bt, n, k, Cfg::BN))
+    return cudaErrorInvalidValue;
+  return lab::launch_over_tiles<Cfg>(fp8_matmul_wgmma_kernel, m, n, stream, map_a, map_bt, scale_a, scale_a_stride,
+                                     scale_b, scale_b_stride, static_cast<__nv_bfloat16*>(c), static_cast<int>(m),
+                                     static_cast<int>(n), static_cast<int>(k));
 }
 
 #else  // host half: the torch binding
@@ -225,15 +420,21 @@ at::Tensor fp8_matmul_mma(const at::Tensor& a, const at::Tensor& b, const at::Te
                           const at::Tensor& scale_b) {
   return run_fp8_matmul(a, b, scale_a, scale_b, "mma", launch_fp8_matmul_mma);
 }
+at::Tensor fp8_matmul_wgmma(const at::Tensor& a, const at::Tensor& b, const at::Tensor& scale_a,
+                            const at::Tensor& scale_b) {
+  return run_fp8_matmul(a, b, scale_a, scale_b, "wgmma", launch_fp8_matmul_wgmma);
+}
 
 TORCH_LIBRARY(lab_fp8_matmul, m) {
   m.def("naive(Tensor a, Tensor b, Tensor scale_a, Tensor scale_b) -> Tensor");
   m.def("mma(Tensor a, Tensor b, Tensor scale_a, Tensor scale_b) -> Tensor");
+  m.def("wgmma(Tensor a, Tensor b, Tensor scale_a, Tensor scale_b) -> Tensor");
 }
 
 TORCH_LIBRARY_IMPL(lab_fp8_matmul, CUDA, m) {
   m.impl("naive", &fp8_matmul_naive);
   m.impl("mma", &fp8_matmul_mma);
+  m.impl("wgmma", &fp8_matmul_wgmma);
 }
 
 #endif

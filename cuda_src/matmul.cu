@@ -9,8 +9,8 @@
 //
 // In the order of siboehm's SGEMM worklog: each kernel's comment says what it changes against the one before and
 // why that should be faster, and v4 and v5 say inside the kernel what each stage of it does. The PTX instructions
-// and the driver call they use are wrapped in one section before v1, so the kernels read as the algorithm. Spec:
-// specs/matmul.py. Triton side: triton_src/matmul.py.
+// and the driver call they use are wrapped, in the lab's headers and one section before v1, so the kernels read as
+// the algorithm. Spec: specs/matmul.py. Triton side: triton_src/matmul.py.
 //
 // At 4096³ a GEMM does ~1400 flops per byte it must move (fp16), so memory bandwidth never limits a good kernel: what
 // limits it is how many operands each loaded byte feeds (data reuse in shared memory and registers) and, on the
@@ -29,17 +29,17 @@ cudaError_t launch_matmul_wgmma(lab::DType dtype, const void* a, const void* b, 
                                 int64_t k, cudaStream_t stream);
 
 #ifdef __CUDACC__
-#include <cuda.h>  // CUtensorMap and its enums (types only: nothing from libcuda is linked)
-
 #include <type_traits>
 
 #include "lab_async.cuh"
 #include "lab_device.cuh"
+#include "lab_hopper.cuh"
 #include "lab_mma.cuh"
 
 // ==== PTX and driver wrappers =====================================================================================
 // Each inline-asm instruction v4 and v5 use, as a function named after it, and the driver call that encodes v5's
-// TMA tensor maps. Nothing here decides tiling or order; the kernels below do. (PTX ISA names in quotes.)
+// TMA tensor maps: the lab's headers hold those other kernels share, this section the rest (v5's 16-bit wgmma).
+// Nothing here decides tiling or order; the kernels below do. (PTX ISA names in quotes.)
 
 // cp.async and smem_address: lab_async.cuh (shared with fp8_matmul.cu).
 using lab::cp_async_16;
@@ -52,94 +52,31 @@ using lab::ldmatrix_x4;
 using lab::ldmatrix_x4_trans;
 using lab::mma_16816;
 
-// ---- mbarrier and TMA (sm_90, v5): barriers in shared memory that count arrivals and bytes. -----------------------
-// A barrier completes a phase when `count` arrivals and every byte announced with expect_tx have come in; a waiter
-// names the phase by its parity (0, 1, 0, ...), so a barrier is reused once per phase with no reset.
-__device__ __forceinline__ void mbarrier_init(uint64_t* bar, unsigned count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_address(bar)), "r"(count) : "memory");
-}
-
-// One arrival that also announces `bytes` to come from asynchronous copies completing on this barrier.
-__device__ __forceinline__ void mbarrier_expect_bytes(uint64_t* bar, unsigned bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_address(bar)), "r"(bytes)
-               : "memory");
-}
-
-__device__ __forceinline__ void mbarrier_arrive(uint64_t* bar) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_address(bar)) : "memory");
-}
-
-// Blocks until the barrier's phase with this parity has completed.
-__device__ __forceinline__ void mbarrier_wait(uint64_t* bar, unsigned parity) {
-  asm volatile(
-      "{\n .reg .pred done;\n"
-      "wait_%=:\n mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n @!done bra wait_%=;\n}\n" ::"r"(
-          smem_address(bar)),
-      "r"(parity)
-      : "memory");
-}
-
-// One box of a 2-D tensor map (coordinates: column, row) into shared memory, completing on `bar`.
-__device__ __forceinline__ void tma_load_2d(void* dst, const CUtensorMap* map, int col, int row, uint64_t* bar) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(
-          smem_address(dst)),
-      "l"(reinterpret_cast<uint64_t>(map)), "r"(col), "r"(row), "r"(smem_address(bar))
-      : "memory");
-}
-
-// ---- wgmma (sm_90a, v5): the warpgroup tensor-core path, operands read from shared memory. -----------------------
-// A wgmma shared-memory matrix descriptor for a 128-byte-swizzled tile ("matrix descriptor"): start address,
-// leading and stride byte offsets (all in 16-byte units), swizzle mode 1 = 128 B in bits 62-63. Tiles start on
-// 1024-byte boundaries, so the base-offset field stays 0.
-__device__ __forceinline__ uint64_t smem_descriptor(const void* tile, uint32_t leading_bytes, uint32_t stride_bytes) {
-  return static_cast<uint64_t>((smem_address(tile) & 0x3FFFF) >> 4) |
-         static_cast<uint64_t>((leading_bytes >> 4) & 0x3FFF) << 16 |
-         static_cast<uint64_t>((stride_bytes >> 4) & 0x3FFF) << 32 | 1ull << 62;
-}
-
-// wgmma and setmaxnreg exist only in the architecture-specific sm_90a target; v5's kernel uses them under the same
-// condition and traps otherwise.
-#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
-#define LAB_SM90A 1
-#endif
+// mbarrier, TMA, wgmma and setmaxnreg (sm_90 / sm_90a, v5), the tensor-map encoder (v5's launcher), and the
+// block-tile grid and paired stores of v4 and v5: lab_hopper.cuh (shared with fp8_matmul.cu).
+using lab::encode_tensor_map;
+using lab::grouped_tile;
+using lab::launch_over_tiles;
+using lab::mbarrier_arrive;
+using lab::mbarrier_expect_bytes;
+using lab::mbarrier_init;
+using lab::mbarrier_wait;
+using lab::smem_descriptor;
+using lab::store_pair;
+using lab::tma_load_2d;
 
 #ifdef LAB_SM90A
-// Makes initialized barriers visible to the copy engine (the async proxy), not just to the other threads.
-__device__ __forceinline__ void fence_mbarrier_init() {
-  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-}
-
-// Orders this warpgroup's earlier register and shared-memory accesses before the wgmma instructions that follow.
-__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
-
-// Closes the batch of wgmma instructions issued since the last commit.
-__device__ __forceinline__ void wgmma_commit_group() {
-  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-}
-
-// Waits until at most kPending committed batches are still running.
-template <int kPending>
-__device__ __forceinline__ void wgmma_wait_group() {
-  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(kPending) : "memory");
-}
-
-// A warpgroup gives back registers (dec) or claims them (inc) so that one warpgroup may hold more than an even
-// share of the register file; every warp of the warpgroup executes it.
-template <int kRegisters>
-__device__ __forceinline__ void setmaxnreg_dec() {
-  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kRegisters));
-}
-
-template <int kRegisters>
-__device__ __forceinline__ void setmaxnreg_inc() {
-  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kRegisters));
-}
+using lab::fence_mbarrier_init;
+using lab::setmaxnreg_dec;
+using lab::setmaxnreg_inc;
+using lab::wgmma_commit_group;
+using lab::wgmma_fence;
+using lab::wgmma_wait_group;
 
 // d (64×256 fp32, 128 per thread) += A (64×16, K-major) · B (16×256, MN-major: imm-trans-b = 1).
 #define LAB_WGMMA_M64N256K16(TYPE)                                                                                    \
   asm volatile(                                                                                                        \
-      "wgmma.mma_async.sync.aligned.m64n256k16.f32." TYPE "." TYPE " "                                                  \
+      "wgmma.mma_async.sync.aligned.m64n256k16.f32." TYPE "." TYPE " "                                                 \
       "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, "              \
       "%21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, "                \
       "%40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, "                \
@@ -148,23 +85,10 @@ __device__ __forceinline__ void setmaxnreg_inc() {
       "%97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, "            \
       "%114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, "                          \
       "%128, %129, 1, 1, 1, 0, 1;\n"                                                                                   \
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),               \
-        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),         \
-        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),       \
-        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),       \
-        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),       \
-        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),       \
-        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),       \
-        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),       \
-        "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),       \
-        "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),       \
-        "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),       \
-        "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),       \
-        "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),   \
-        "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]),             \
-        "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]),             \
-        "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]),             \
-        "+f"(d[125]), "+f"(d[126]), "+f"(d[127])                                                                        \
+      : LAB_WGMMA_F32X8(d, 0), LAB_WGMMA_F32X8(d, 8), LAB_WGMMA_F32X8(d, 16), LAB_WGMMA_F32X8(d, 24),                  \
+        LAB_WGMMA_F32X8(d, 32), LAB_WGMMA_F32X8(d, 40), LAB_WGMMA_F32X8(d, 48), LAB_WGMMA_F32X8(d, 56),                \
+        LAB_WGMMA_F32X8(d, 64), LAB_WGMMA_F32X8(d, 72), LAB_WGMMA_F32X8(d, 80), LAB_WGMMA_F32X8(d, 88),                \
+        LAB_WGMMA_F32X8(d, 96), LAB_WGMMA_F32X8(d, 104), LAB_WGMMA_F32X8(d, 112), LAB_WGMMA_F32X8(d, 120)              \
       : "l"(desc_a), "l"(desc_b))
 
 template <typename T>
@@ -177,42 +101,6 @@ __device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], uint64_t desc_
 }
 #undef LAB_WGMMA_M64N256K16
 #endif  // LAB_SM90A
-
-// ---- Tensor maps (driver API, v5's launcher): how the copy engine sees a matrix. ---------------------------------
-// C++ alias of the driver's tensor-map encoder; the function is fetched at run time through the runtime API, so the
-// extension does not link libcuda (absent on build machines without a driver).
-using EncodeTiledFn = decltype(&cuTensorMapEncodeTiled);
-
-// The driver's tensor-map encoder, looked up once.
-EncodeTiledFn tensor_map_encoder() {
-  static EncodeTiledFn fn = [] {
-    void* p = nullptr;
-    cudaDriverEntryPointQueryResult found;
-    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &found) !=
-            cudaSuccess ||
-        found != cudaDriverEntryPointSuccess)
-      p = nullptr;
-    return reinterpret_cast<EncodeTiledFn>(p);
-  }();
-  return fn;
-}
-
-// A row-major rows×cols matrix of 16-bit elements as a TMA source: boxes of box_rows × 64 columns (128 bytes, the
-// widest box 128-byte swizzling allows), swizzled; reads past the edges return zeros.
-template <typename T>
-bool encode_tensor_map(CUtensorMap* map, const T* base, int64_t rows, int64_t cols, int box_rows) {
-  const EncodeTiledFn encode = tensor_map_encoder();
-  if (!encode) return false;
-  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
-  const cuuint64_t row_stride[1] = {static_cast<cuuint64_t>(cols) * sizeof(T)};
-  const cuuint32_t box[2] = {64, static_cast<cuuint32_t>(box_rows)};
-  const cuuint32_t element_strides[2] = {1, 1};
-  const CUtensorMapDataType type =
-      std::is_same_v<T, __half> ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
-  return encode(map, type, 2, const_cast<T*>(base), dims, row_stride, box, element_strides,
-                CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
-}
 
 // ==== The steps ===================================================================================================
 
@@ -476,19 +364,6 @@ struct MmaTile {
   static_assert(kWarpM % 16 == 0 && kWarpN % 16 == 0 && BK % 16 == 0, "warp tiles are whole ldmatrix.x4 loads");
   static_assert(BM * BK % (8 * kThreads) == 0 && BK * BN % (8 * kThreads) == 0, "chunks split evenly");
 };
-constexpr int kMmaGroupM = 8;
-
-// Grouped tile order for L2 reuse: block ids run down kMmaGroupM tile-rows, then one tile-column right, so the blocks
-// resident at one time share a few row panels of A and column panels of B instead of streaming all of B.
-__device__ __forceinline__ void grouped_tile(int id, int tiles_m, int tiles_n, int& tile_m, int& tile_n) {
-  const int per_group = kMmaGroupM * tiles_n;
-  const int first_m = id / per_group * kMmaGroupM;
-  const int group_rows = min(tiles_m - first_m, kMmaGroupM);
-  const int in_group = id % per_group;
-  tile_m = first_m + in_group % group_rows;
-  tile_n = in_group / group_rows;
-}
-
 // Eight consecutive elements (row, col..col+7) of a rows×cols row-major matrix into 16 bytes of shared memory.
 template <typename T, bool kAligned>
 __device__ __forceinline__ void load_chunk8(T* dst, const T* src, int row, int col, int rows, int cols) {
@@ -507,23 +382,6 @@ __device__ __forceinline__ void load_chunk8(T* dst, const T* src, int row, int c
     }
     reinterpret_cast<Quad<T>*>(dst)[0] = lo;
     reinterpret_cast<Quad<T>*>(dst)[1] = hi;
-  }
-}
-
-// (x, y) into C[row][col], C[row][col + 1], as one 32-bit store where both are in range and n is even.
-template <typename T>
-__device__ __forceinline__ void store_pair(T* c, int row, int col, int m, int n, float x, float y) {
-  if (row >= m || col >= n) return;
-  T* p = c + static_cast<int64_t>(row) * n + col;
-  if (col + 1 < n && n % 2 == 0) {
-    if constexpr (std::is_same_v<T, __half>) {
-      *reinterpret_cast<__half2*>(p) = __floats2half2_rn(x, y);
-    } else {
-      *reinterpret_cast<__nv_bfloat162*>(p) = __floats2bfloat162_rn(x, y);
-    }
-  } else {
-    p[0] = lab::from_float<T>(x);
-    if (col + 1 < n) p[1] = lab::from_float<T>(y);
   }
 }
 
@@ -625,18 +483,6 @@ __global__ void __launch_bounds__(MmaTile::kThreads, MmaTile::kMinBlocks) matmul
       store_pair<T>(c, row + 8, col, m, n, acc[i][j][2], acc[i][j][3]);
     }
   }
-}
-
-// One block per Cfg::BM × Cfg::BN tile of the m × n output, in a 1-D grid (the kernels order the tiles themselves).
-template <typename Cfg, typename Kernel, typename... Args>
-cudaError_t launch_over_tiles(Kernel kernel, int64_t m, int64_t n, cudaStream_t stream, Args... args) {
-  // Above 48 KB of dynamic shared memory a kernel must opt in.
-  cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes);
-  if (err != cudaSuccess) return err;
-  const int64_t tiles = static_cast<int64_t>(lab::blocks_for(m, Cfg::BM)) * lab::blocks_for(n, Cfg::BN);
-  if (tiles > 0x7fffffff) return cudaErrorInvalidConfiguration;
-  kernel<<<static_cast<unsigned int>(tiles), Cfg::kThreads, Cfg::kSmemBytes, stream>>>(args...);
-  return cudaGetLastError();
 }
 
 cudaError_t launch_matmul_mma(lab::DType dtype, const void* a, const void* b, void* c, int64_t m, int64_t n,
