@@ -99,6 +99,11 @@ def reference(q, k, v):
     return attention_reference(q, k, v, causal=False)
 
 
+# torch.bmm(a, b, out_dtype=torch.float32): fp16/bf16 products with float32 results, on CUDA (asked once, outside
+# what torch.compile traces).
+BMM_TO_FLOAT32 = hasattr(torch.ops.aten.bmm, "dtype")
+
+
 def eager(q, k, v, causal: bool):
     """The plain math: the scores in float32 (fp16/bf16 products, float32 results: torch.bmm's out_dtype on CUDA),
     masked, softmax in float32, P rounded to the input dtype, then P V on the tensor cores. Scores rounded to fp16 or
@@ -106,7 +111,7 @@ def eager(q, k, v, causal: bool):
     tolerance for scores in the hundreds (tests/test_attention.py)."""
     b, h, s, d = q.shape
     q3, k3 = q.reshape(b * h, s, d), k.reshape(b * h, k.shape[-2], d)
-    if q.is_cuda and hasattr(torch.ops.aten.bmm, "dtype"):
+    if q.is_cuda and BMM_TO_FLOAT32:
         scores = torch.bmm(q3, k3.transpose(1, 2), out_dtype=torch.float32)
     else:
         scores = torch.bmm(q3.float(), k3.float().transpose(1, 2))
