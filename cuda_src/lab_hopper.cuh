@@ -1,12 +1,20 @@
-// mbarrier, TMA and wgmma (sm_90 / sm_90a): the warpgroup tensor-core path of matmul.cu v5 and fp8_matmul.cu v3,
-// the driver call that encodes their TMA tensor maps, and the block-tile grid and paired stores their launchers and
-// epilogues share with matmul.cu v4. Each inline-asm instruction is a function named after it (PTX ISA names in
-// quotes); nothing here decides tiling or order, the kernels do. Included only in the `#ifdef __CUDACC__` half.
+// mbarrier, TMA and wgmma (sm_90 / sm_90a): the warpgroup tensor-core path of matmul.cu v5, fp8_matmul.cu v3 and
+// attention.cu v3, the driver call that encodes their TMA tensor maps, and the block-tile grid and paired stores the
+// matmuls' launchers and epilogues share with matmul.cu v4. Each inline-asm instruction is a function named after it
+// (PTX ISA names in quotes); nothing here decides tiling or order, the kernels do. Included only in the
+// `#ifdef __CUDACC__` half.
 //
 // Accumulator layout of wgmma with an fp32 D, m64nN (the same for every input type; "Matrix fragment for wgmma D",
 // PTX ISA): warp w of the warpgroup holds rows 16w + g and 16w + g + 8 (g = lane / 4, t = lane % 4); of its N / 2
 // registers, 4j + {0, 1} are the first row at columns 8j + 2t + {0, 1}, and 4j + {2, 3} the second row at the same
 // columns: mma.sync's m16n8 C fragment (lab_mma.cuh), repeated along N.
+//
+// A operand from registers, 16-bit types, m64nNk16 ("Register fragment for matrix A", PTX ISA): four 32-bit registers
+// of two elements each, the lower column in the low half; warp w holds rows 16w + g and 16w + g + 8: a0 = (row g,
+// columns 2t, 2t+1), a1 = (row g+8, same columns), a2 = (row g, columns 2t+8, 2t+9), a3 = (row g+8, columns 2t+8,
+// 2t+9): mma.sync's m16n8k16 A fragment (lab_mma.cuh) per warp. So the accumulator registers 8i..8i+7 of an m64nN
+// product, packed pairwise ({d[8i], d[8i+1]}, {d[8i+2], d[8i+3]}, ...), are the A operand of columns 16i..16i+15 of
+// that product taken as the k of the next (FlashAttention's P).
 #pragma once
 
 #include <cuda.h>  // CUtensorMap and its enums (types only: nothing from libcuda is linked)
@@ -67,6 +75,16 @@ __device__ __forceinline__ void tma_load_2d(void* dst, const CUtensorMap* map, i
       : "memory");
 }
 
+// One box of a 3-D tensor map (coordinates: column, row, matrix) into shared memory, completing on `bar`.
+__device__ __forceinline__ void tma_load_3d(void* dst, const CUtensorMap* map, int col, int row, int matrix,
+                                            uint64_t* bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n" ::
+          "r"(smem_address(dst)),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(col), "r"(row), "r"(matrix), "r"(smem_address(bar))
+      : "memory");
+}
+
 // ---- wgmma (sm_90a): the warpgroup tensor-core path, operands read from shared memory. ---------------------------
 // A wgmma shared-memory matrix descriptor for a 128-byte-swizzled tile ("matrix descriptor"): start address,
 // leading and stride byte offsets (all in 16-byte units), swizzle mode 1 = 128 B in bits 62-63. Tiles start on
@@ -106,6 +124,81 @@ __device__ __forceinline__ void wgmma_fence_operand(float (&d)[kRegisters]) {
 #pragma unroll
   for (int i = 0; i < kRegisters; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
+
+// The same for registers a wgmma reads as its A operand: placed after the wait, it keeps them live (unchanged) until
+// the wgmma that reads them asynchronously is known to be done.
+template <int kRegisters>
+__device__ __forceinline__ void wgmma_fence_operand(uint32_t (&a)[kRegisters]) {
+#pragma unroll
+  for (int i = 0; i < kRegisters; ++i) asm volatile("" : "+r"(a[i])::"memory");
+}
+
+// ---- 16-bit wgmma m64nNk16, N = 64 or 128 (attention.cu v3): A from shared memory or registers. ---------------------
+// The accumulator operand lists of 32 and 64 registers, and the "+f" operands that fill them.
+#define LAB_WGMMA_D32                                                                                                  \
+  "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, "              \
+  "%22, %23, %24, %25, %26, %27, %28, %29, %30, %31}"
+#define LAB_WGMMA_D64                                                                                                  \
+  "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, "              \
+  "%22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, "          \
+  "%43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}"
+#define LAB_WGMMA_F32X32(d)                                                                                            \
+  LAB_WGMMA_F32X8(d, 0), LAB_WGMMA_F32X8(d, 8), LAB_WGMMA_F32X8(d, 16), LAB_WGMMA_F32X8(d, 24)
+#define LAB_WGMMA_F32X64(d)                                                                                            \
+  LAB_WGMMA_F32X32(d), LAB_WGMMA_F32X8(d, 32), LAB_WGMMA_F32X8(d, 40), LAB_WGMMA_F32X8(d, 48),                         \
+      LAB_WGMMA_F32X8(d, 56)
+
+// One wgmma of the given shape ("m64n64k16" / "m64n128k16") and 16-bit type ("f16" / "bf16"). SOURCES is the operand
+// text after the accumulator list (A's descriptor or register list, then B's descriptor), SCALE_D the operand that
+// holds `accumulate`, TRANS_B the text after imm-scale-b (imm-trans-a, where the form has one, then imm-trans-b), the
+// variadic arguments the input constraints. scale-d is a predicate (false: d is overwritten, not read, so no
+// instruction needs to zero it first), set from an integer as CUTLASS does; imm-scale-a and imm-scale-b = 1.
+#define LAB_WGMMA_16BIT(SHAPE, TYPE, DLIST, SOURCES, SCALE_D, TRANS_B, OUTPUTS, ...)                                   \
+  asm volatile("{\n .reg .pred accumulate;\n setp.ne.b32 accumulate, " SCALE_D ", 0;\n"                                \
+               "wgmma.mma_async.sync.aligned." SHAPE ".f32." TYPE "." TYPE " " DLIST ", " SOURCES                      \
+               ", accumulate, 1, 1" TRANS_B ";\n}\n"                                                                   \
+               : OUTPUTS                                                                                               \
+               : __VA_ARGS__)
+
+// The four (N, type) forms of one operand pattern, the operand numbers given for each N: the kernels name N and T as
+// template arguments.
+#define LAB_WGMMA_16BIT_FORMS(T, N, SRC32, SRC64, SCALE32, SCALE64, TRANS32, TRANS64, d, ...)                          \
+  static_assert(N == 64 || N == 128, "m64n64k16 or m64n128k16");                                                       \
+  if constexpr (N == 64 && std::is_same_v<T, __half>) {                                                                \
+    LAB_WGMMA_16BIT("m64n64k16", "f16", LAB_WGMMA_D32, SRC32, SCALE32, TRANS32, LAB_WGMMA_F32X32(d), __VA_ARGS__);     \
+  } else if constexpr (N == 64) {                                                                                      \
+    LAB_WGMMA_16BIT("m64n64k16", "bf16", LAB_WGMMA_D32, SRC32, SCALE32, TRANS32, LAB_WGMMA_F32X32(d),                  \
+                    __VA_ARGS__);                                                                                      \
+  } else if constexpr (std::is_same_v<T, __half>) {                                                                    \
+    LAB_WGMMA_16BIT("m64n128k16", "f16", LAB_WGMMA_D64, SRC64, SCALE64, TRANS64, LAB_WGMMA_F32X64(d),                  \
+                    __VA_ARGS__);                                                                                      \
+  } else {                                                                                                             \
+    LAB_WGMMA_16BIT("m64n128k16", "bf16", LAB_WGMMA_D64, SRC64, SCALE64, TRANS64, LAB_WGMMA_F32X64(d),                 \
+                    __VA_ARGS__);                                                                                      \
+  }
+
+// d (64×N fp32, N / 2 a thread) = A (64×16) · B (16×N), plus d where `accumulate`; both operands in shared memory
+// through descriptors, A K-major, B K-major (kTransB false) or MN-major (true: imm-trans-b, 16-bit types only).
+template <typename T, int N, bool kTransB>
+__device__ __forceinline__ void wgmma_ss(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b, bool accumulate) {
+  LAB_WGMMA_16BIT_FORMS(T, N, "%32, %33", "%64, %65", "%34", "%66", ", 0, %35", ", 0, %67", d, "l"(desc_a),
+                        "l"(desc_b), "r"(static_cast<int>(accumulate)), "n"(kTransB ? 1 : 0));
+}
+
+// The same with A (64×16, K-major) from registers, four a thread in the layout above; this form has no imm-trans-a.
+// The registers are read asynchronously: they must stay unchanged until a wait covers this wgmma.
+template <typename T, int N, bool kTransB>
+__device__ __forceinline__ void wgmma_rs(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t desc_b, bool accumulate) {
+  LAB_WGMMA_16BIT_FORMS(T, N, "{%32, %33, %34, %35}, %36", "{%64, %65, %66, %67}, %68", "%37", "%69", ", %38",
+                        ", %70", d, "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b),
+                        "r"(static_cast<int>(accumulate)), "n"(kTransB ? 1 : 0));
+}
+#undef LAB_WGMMA_16BIT_FORMS
+#undef LAB_WGMMA_16BIT
+#undef LAB_WGMMA_F32X64
+#undef LAB_WGMMA_F32X32
+#undef LAB_WGMMA_D64
+#undef LAB_WGMMA_D32
 
 // A warpgroup gives back registers (dec) or claims them (inc) so that one warpgroup may hold more than an even
 // share of the register file; every warp of the warpgroup executes it.
@@ -157,20 +250,43 @@ constexpr CUtensorMapDataType tensor_map_type() {
   return CU_TENSOR_MAP_DATA_TYPE_UINT8;
 }
 
-// A row-major rows×cols matrix as a TMA source: boxes of box_rows rows × 128 bytes of columns (the widest box
-// 128-byte swizzling allows), swizzled; reads past the edges return zeros. The row pitch (cols·sizeof(T)) must be
-// a multiple of 16 bytes and the base 16-byte aligned, or the encoder refuses.
-template <typename T>
-bool encode_tensor_map(CUtensorMap* map, const T* base, int64_t rows, int64_t cols, int box_rows) {
+// A tensor of kRank dimensions (dims innermost first, byte strides of the outer ones) as a TMA source: boxes of
+// box_rows rows × 128 bytes of columns (the widest box 128-byte swizzling allows) × 1 of each outer dimension,
+// swizzled; reads past the edges return zeros. Strides must be multiples of 16 bytes and the base 16-byte aligned,
+// or the encoder refuses.
+template <typename T, int kRank>
+bool encode_swizzled_map(CUtensorMap* map, const T* base, const cuuint64_t (&dims)[kRank],
+                         const cuuint64_t (&strides)[kRank - 1], int box_rows) {
   const EncodeTiledFn encode = tensor_map_encoder();
   if (!encode) return false;
-  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
-  const cuuint64_t row_stride[1] = {static_cast<cuuint64_t>(cols) * sizeof(T)};
-  const cuuint32_t box[2] = {128 / sizeof(T), static_cast<cuuint32_t>(box_rows)};
-  const cuuint32_t element_strides[2] = {1, 1};
-  return encode(map, tensor_map_type<T>(), 2, const_cast<T*>(base), dims, row_stride, box, element_strides,
+  cuuint32_t box[kRank], element_strides[kRank];
+  for (int i = 0; i < kRank; ++i) box[i] = element_strides[i] = 1;
+  box[0] = 128 / sizeof(T);
+  box[1] = static_cast<cuuint32_t>(box_rows);
+  return encode(map, tensor_map_type<T>(), kRank, const_cast<T*>(base), dims, strides, box, element_strides,
                 CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                 CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
+// A row-major rows×cols matrix (the row pitch cols·sizeof(T)), boxes of box_rows rows × 128 bytes.
+template <typename T>
+bool encode_tensor_map(CUtensorMap* map, const T* base, int64_t rows, int64_t cols, int box_rows) {
+  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
+  const cuuint64_t row_stride[1] = {static_cast<cuuint64_t>(cols) * sizeof(T)};
+  return encode_swizzled_map(map, base, dims, row_stride, box_rows);
+}
+
+// `matrices` row-major rows×cols matrices one after another, as one 3-D source (coordinates: column, row, matrix),
+// boxes of box_rows rows × 128 bytes of one matrix: a box never reaches into the next matrix, whose rows would
+// otherwise follow the last row of this one; rows past `rows` read as zeros instead.
+template <typename T>
+bool encode_tensor_map_3d(CUtensorMap* map, const T* base, int64_t matrices, int64_t rows, int64_t cols,
+                          int box_rows) {
+  const cuuint64_t dims[3] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows),
+                              static_cast<cuuint64_t>(matrices)};
+  const cuuint64_t strides[2] = {static_cast<cuuint64_t>(cols) * sizeof(T),
+                                 static_cast<cuuint64_t>(rows) * static_cast<cuuint64_t>(cols) * sizeof(T)};
+  return encode_swizzled_map(map, base, dims, strides, box_rows);
 }
 
 // ---- Block tiles over C (matmul.cu v4 and v5, fp8_matmul.cu v3): grid order, launch, paired stores. -------------
