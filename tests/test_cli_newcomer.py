@@ -57,7 +57,7 @@ def test_with_all_a_pattern_needs_to_match_some_op_only():
     ops = [discover.load_op(name) for name in discover.op_names()]
     rows = cli.choose_rows(ops, ["cuda:wgmma"], across_ops=True)
     assert {name: [i.name for i in chosen] for name, (_, chosen) in rows.items() if chosen} == {
-        "matmul": ["cuda:wgmma"]}
+        name: ["cuda:wgmma"] for name in ("attention", "attention_causal", "fp8_matmul", "matmul")}
     assert rows["gelu"] == ([], [])  # skipped, and never handed to the runner (where no patterns means every row)
     rows = cli.choose_rows(ops, ["cuda:wgmma", "triton:tuned"], across_ops=True)
     assert rows["gelu"][0] == ["triton:tuned"] and rows["matmul"][0] == ["cuda:wgmma", "triton:tuned"]
