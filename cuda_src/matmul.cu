@@ -6,11 +6,14 @@
 //   v3 regblock   128×128 block tiles, an 8×8 patch of C per thread in registers, vector loads, double buffering
 //   v4 mma        fp16/bf16 on the tensor cores: ldmatrix + mma.sync, a 4-stage cp.async pipeline
 //   v5 wgmma      Hopper's warpgroup MMA fed by TMA, producer and consumer warpgroups on mbarriers
+//   v6 warptile   fp32 only, the fp32 path's step after v3 regblock: 64×64 warp tiles, 16×8 outputs a thread,
+//                 BK = 16, a 3-stage cp.async ring, fragments double-buffered in registers
 //
 // In the order of siboehm's SGEMM worklog: each kernel's comment says what it changes against the one before and
-// why that should be faster, and v4 and v5 say inside the kernel what each stage of it does. The PTX instructions
-// and the driver call they use are wrapped, in the lab's headers and one section before v1, so the kernels read as
-// the algorithm. Spec: specs/matmul.py. Triton side: triton_src/matmul.py.
+// why that should be faster (v6, which returns to fp32 after the tensor-core steps, against v3), and v4 to v6 say
+// inside the kernel what each stage of it does. The PTX instructions and the driver call they use are wrapped, in
+// the lab's headers and one section before v1, so the kernels read as the algorithm. Spec: specs/matmul.py. Triton
+// side: triton_src/matmul.py.
 //
 // At 4096³ a GEMM does ~1400 flops per byte it must move (fp16), so memory bandwidth never limits a good kernel: what
 // limits it is how many operands each loaded byte feeds (data reuse in shared memory and registers) and, on the
@@ -27,6 +30,8 @@ cudaError_t launch_matmul_mma(lab::DType dtype, const void* a, const void* b, vo
                               int64_t k, cudaStream_t stream);
 cudaError_t launch_matmul_wgmma(lab::DType dtype, const void* a, const void* b, void* c, int64_t m, int64_t n,
                                 int64_t k, cudaStream_t stream);
+cudaError_t launch_matmul_warptile(lab::DType dtype, const void* a, const void* b, void* c, int64_t m, int64_t n,
+                                   int64_t k, cudaStream_t stream);
 
 #ifdef __CUDACC__
 #include <type_traits>
@@ -37,15 +42,22 @@ cudaError_t launch_matmul_wgmma(lab::DType dtype, const void* a, const void* b, 
 #include "lab_mma.cuh"
 
 // ==== PTX and driver wrappers =====================================================================================
-// Each inline-asm instruction v4 and v5 use, as a function named after it, and the driver call that encodes v5's
-// TMA tensor maps: the lab's headers hold those other kernels share, this section the rest (v5's 16-bit wgmma).
-// Nothing here decides tiling or order; the kernels below do. (PTX ISA names in quotes.)
+// Each inline-asm instruction v4 to v6 use, as a function named after it, and the driver call that encodes v5's
+// TMA tensor maps: the lab's headers hold those other kernels share, this section the rest (v6's 4-byte cp.async,
+// v5's 16-bit wgmma). Nothing here decides tiling or order; the kernels below do. (PTX ISA names in quotes.)
 
 // cp.async and smem_address: lab_async.cuh (shared with fp8_matmul.cu).
 using lab::cp_async_16;
 using lab::cp_async_commit;
 using lab::cp_async_wait;
 using lab::smem_address;
+
+// cp.async of one 4-byte element (v6's transposing copies of A, and of B where its rows aren't 16-byte aligned),
+// through L1: ".cg" takes only 16 bytes, ".ca" 4, 8 or 16. With valid == false nothing is read and the 4 bytes
+// become a zero.
+__device__ __forceinline__ void cp_async_4(uint32_t dst, const void* src, bool valid) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 4 : 0) : "memory");
+}
 
 // ldmatrix and mma.sync (sm_80+, v4), the per-warp tensor-core path: lab_mma.cuh (shared with attention.cu).
 using lab::ldmatrix_x4;
@@ -385,6 +397,34 @@ __device__ __forceinline__ void load_chunk8(T* dst, const T* src, int row, int c
   }
 }
 
+// The k loop of v4 and v6: k-tiles staged through a ring of kStages shared-memory stages by cp.async, tile t
+// multiplied while the next kStages-1 land, one __syncthreads a tile. load(stage, k0) issues this thread's copies of
+// the k-tile at k0 into a stage; multiply(stage) multiplies the tile a stage holds.
+template <int kStages, int kBK, typename Load, typename Multiply>
+__device__ __forceinline__ void cp_async_ring(int k, Load&& load, Multiply&& multiply) {
+  const int k_tiles = (k + kBK - 1) / kBK;
+  // Prologue: stages 0..S-2 in flight. Every iteration commits one group (possibly empty), so "tile t has landed"
+  // is always "all but the newest S-2 groups are complete".
+#pragma unroll
+  for (int s = 0; s < kStages - 1; ++s) {
+    if (s < k_tiles) load(s, s * kBK);
+    cp_async_commit();
+  }
+  for (int t = 0; t < k_tiles; ++t) {
+    // Wait for this thread's copies of tile t, then a barrier: it makes every thread's copies of tile t
+    // visible, and guarantees all warps are done with tile t-1, whose stage the prefetch below overwrites.
+    cp_async_wait<kStages - 2>();
+    __syncthreads();
+    // Prefetch tile t + S-1 into that freed stage; it lands while this tile and the next S-2 are multiplied.
+    const int next = t + kStages - 1;
+    if (next < k_tiles) load(next % kStages, next * kBK);
+    cp_async_commit();
+    multiply(t % kStages);
+  }
+  // The trailing groups are empty (no tile past the last), but none may be left pending at exit.
+  cp_async_wait<0>();
+}
+
 template <typename T, bool kAligned>
 __global__ void __launch_bounds__(MmaTile::kThreads, MmaTile::kMinBlocks) matmul_mma_kernel(const T* __restrict__ a,
                                                                                             const T* __restrict__ b,
@@ -425,28 +465,13 @@ __global__ void __launch_bounds__(MmaTile::kThreads, MmaTile::kMinBlocks) matmul
 
   // 4. The warp's 64×64 piece of C as kTilesM × kTilesN m16n8 accumulators, 4 fp32 registers each.
   float acc[Cfg::kTilesM][Cfg::kTilesN][4] = {};
-  const int k_tiles = (k + Cfg::BK - 1) / Cfg::BK;
-  // 5. Prologue: stages 0..S-2 in flight. Every iteration commits one group (possibly empty), so "tile t has landed"
-  //    is always "all but the newest S-2 groups are complete".
-#pragma unroll
-  for (int s = 0; s < Cfg::Stages - 1; ++s) {
-    if (s < k_tiles) load_stage(s, s * Cfg::BK);
-    cp_async_commit();
-  }
-  for (int t = 0; t < k_tiles; ++t) {
-    // 6. Wait for this thread's copies of tile t, then a barrier: it makes every thread's copies of tile t
-    //    visible, and guarantees all warps are done with tile t-1, whose stage the prefetch below overwrites.
-    cp_async_wait<Cfg::Stages - 2>();
-    __syncthreads();
-    // 7. Prefetch tile t + S-1 into that freed stage; it lands while this tile and the next S-2 are multiplied.
-    const int next = t + Cfg::Stages - 1;
-    if (next < k_tiles) load_stage(next % Cfg::Stages, next * Cfg::BK);
-    cp_async_commit();
-
-    // 8. Multiply tile t, one k16 slice at a time: fragments of A and B from shared memory into registers, then
+  // 5. The k loop (cp_async_ring, above): Stages-1 k-tiles in flight while the body below multiplies the tile that
+  //    `stage` holds, after the barrier that makes every thread's copies of it visible.
+  cp_async_ring<Cfg::Stages, Cfg::BK>(k, load_stage, [&](int stage) {
+    // 6. Multiply the tile, one k16 slice at a time: fragments of A and B from shared memory into registers, then
     //    kTilesM × kTilesN mma.sync, each a 16×8×16 product accumulated in place.
-    const T* a_tile = as + (t % Cfg::Stages) * Cfg::kAStage;
-    const T* b_tile = bs + (t % Cfg::Stages) * Cfg::kBStage;
+    const T* a_tile = as + stage * Cfg::kAStage;
+    const T* b_tile = bs + stage * Cfg::kBStage;
 #pragma unroll
     for (int kk = 0; kk < Cfg::BK; kk += 16) {
       uint32_t af[Cfg::kTilesM][4], bf[Cfg::kTilesN / 2][4];
@@ -466,12 +491,10 @@ __global__ void __launch_bounds__(MmaTile::kThreads, MmaTile::kMinBlocks) matmul
         for (int j = 0; j < Cfg::kTilesN; ++j)
           mma_16816<T>(acc[i][j], af[i], bf[j / 2][(j % 2) * 2], bf[j / 2][(j % 2) * 2 + 1]);
     }
-  }
-  // 9. The trailing groups are empty (no tile past the last), but none may be left pending at exit.
-  cp_async_wait<0>();
+  });
 
-  // 10. Epilogue, straight from registers to C. Accumulator layout of m16n8: lane holds (row g, cols 2q, 2q+1) and
-  //     (row g+8, same cols), g = lane/4, q = lane%4: two pairs of adjacent outputs, one 32-bit store each.
+  // 7. Epilogue, straight from registers to C. Accumulator layout of m16n8: lane holds (row g, cols 2q, 2q+1) and
+  //    (row g+8, same cols), g = lane/4, q = lane%4: two pairs of adjacent outputs, one 32-bit store each.
   const int g = lane / 4, q = lane % 4;
 #pragma unroll
   for (int i = 0; i < Cfg::kTilesM; ++i) {
@@ -666,6 +689,180 @@ cudaError_t launch_matmul_wgmma(lab::DType dtype, const void* a, const void* b, 
   });
 }
 
+// ---- v6 warptile: the fp32 path's step after regblock: warp tiles, BK = 16, a cp.async ring. -------------------
+// fp32 only (fp16/bf16 have the tensor cores: v4, v5). siboehm's last SGEMM step (warptiling), on Hopper's 228 KB of
+// shared memory and 255 registers a thread. What changes against regblock (v3), and why each helps:
+//  * Warp tiles: the 128×256 block tile is 2×4 warp tiles of 64×64; in its warp tile, lane (lm, ln) = (lane / 8,
+//    lane % 8) owns the 4×4 patches at rows 16i + 4lm and columns 32j + 4ln (i < 4, j < 2): 16×8 outputs.
+//    Per k a thread loads 16 A values and 8 B values (6 float4) for 128 FMAs: 5.3 FMAs per shared-memory float
+//    (21 per LDS.128), against v3's 4 (16 per LDS.128: 8 + 8 values for 64 FMAs). And per warp: its A loads cover
+//    4 distinct float4 (64 contiguous bytes), its B loads 8 (128 contiguous bytes), one shared-memory wavefront each,
+//    so a warp's k step is 6 wavefronts for 4096 FMAs (683 a wavefront). v3's warp is 2 × 16 threads over 16 rows
+//    and 128 columns: its B loads touch 256 bytes, two wavefronts each, 6 wavefronts for 2048 FMAs (341).
+//  * BK = 16 and a 3-stage cp.async ring (v4's scheme): global→shared copies bypass registers and run
+//    asynchronously, two k-tiles in flight while the third is multiplied, one __syncthreads per 16 k (v3: per 8 k,
+//    its next tile staged through registers and stored after the FMAs). Rows and columns past M, N, K are
+//    zero-filled by the copies themselves (src-size 0), so the inner loop has no edge code.
+//  * A is stored transposed (k-major, As[k][m]) so a thread's 4 rows at one k are one float4; a 16-byte cp.async
+//    can't transpose, so A comes in as one 4-byte cp.async an element (8 a thread per k-tile, a warp instruction
+//    covering 4 rows × 8 k: four 32-byte runs of A's rows). B, row-major, comes as 16-byte copies (4 a thread).
+//  * Register double buffering: k+1's fragments are loaded while k's 128 FMAs run, hiding the shared-memory latency
+//    within a warp (8 warps an SM: 2 a scheduler).
+//  * No spills: 128 accumulators and 2 × 24 fragment registers fit the 255 a thread that __launch_bounds__(256, 1)
+//    allows (v3 is held to 128 for two blocks an SM and spills). One block an SM, its 8 warps, is the price; the
+//    pipeline and the registers' ILP, not warp count, hide latency here.
+// Bank conflicts: the reads above are conflict-free whatever the padding (contiguous float4 runs of at most 128
+// bytes). The transposing copies of A are what the padding is for: a warp writes As[k][m] for 8 consecutive k × 4
+// consecutive m, and with rows of BM + 4 = 132 floats (132 ≡ 4 mod 32 banks) k moves the bank by 4 and m by 1: 32
+// distinct banks (unpadded, all 8 k would fall in one bank: 8-way). B's copies write 512 contiguous bytes a warp.
+// Edges: A's 4-byte copies need no alignment; B's 16-byte copies and C's float4 stores need N % 4 == 0 and 16-byte
+// aligned bases (kVec), else B comes in 4-byte copies and C goes out through v3's checked store4.
+// 128×256 rather than 128×128: 16×8 outputs a thread (not 8×8) is what raises the FMAs per shared float, and 128
+// accumulators leave no room for two blocks an SM anyway; the transposed operand (A) is the smaller tile, 8 copies
+// a thread per k-tile (256×128 would take 16). Tile shapes to try on a GPU: WarptileTile below.
+struct WarptileTile {
+  static constexpr int BM = 128, BN = 256, BK = 16, WarpsM = 2, WarpsN = 4, Stages = 3;
+  static constexpr int kMinBlocks = 1;  // blocks an SM asked of the register allocator: 255 registers a thread
+  static constexpr int kThreads = WarpsM * WarpsN * 32, kWarps = kThreads / 32;
+  static constexpr int kWarpM = BM / WarpsM, kWarpN = BN / WarpsN;  // one warp's tile, 64×64
+  static constexpr int kLanesM = 4, kLanesN = 8;                    // a warp's lanes over it: 4 rows × 8 columns
+  static constexpr int kIterM = kWarpM / (4 * kLanesM), kIterN = kWarpN / (4 * kLanesN);  // 4×4 patches a thread
+  static constexpr int kTM = 4 * kIterM, kTN = 4 * kIterN;                                // 16×8 outputs a thread
+  static constexpr int kAStride = BM + 4;  // padded rows of the transposed A tile, in floats (bank note above)
+  static constexpr int kAStage = BK * kAStride, kBStage = BK * BN;  // floats
+  static constexpr int kSmemBytes = Stages * (kAStage + kBStage) * 4;
+  // Copies: A in warp instructions of 4 rows × 8 k, a thread's 8 elements kARowStep rows apart; B in 16-byte chunks,
+  // a thread's 4 chunks kBRowStep k-rows apart.
+  static constexpr int kAKGroups = BK / 8, kARowStep = 4 * kWarps / kAKGroups, kACopies = BM / kARowStep;
+  static constexpr int kBChunksPerRow = BN / 4, kBRowStep = kThreads / kBChunksPerRow, kBCopies = BK / kBRowStep;
+  static_assert(kLanesM * kLanesN == 32 && kWarpM % (4 * kLanesM) == 0 && kWarpN % (4 * kLanesN) == 0,
+                "warp tiles are whole 4×4 patches a lane");
+  static_assert(BK % 8 == 0 && kWarps % kAKGroups == 0 && BM % kARowStep == 0, "A's copies split evenly");
+  static_assert(kThreads % kBChunksPerRow == 0 && BK % kBRowStep == 0, "B's copies split evenly");
+  static_assert(kAStride % 32 == 4, "the transposing copies of A spread over all 32 banks");
+};
+
+// The float at p into 4 bytes of shared memory, or a zero where it lies outside the matrix (!valid): then nothing
+// is read, and the copy is given `base`, the matrix's first element, as its address, so that no address outside
+// the matrix is ever issued.
+__device__ __forceinline__ void copy_float(uint32_t dst, const float* p, const float* base, bool valid) {
+  cp_async_4(dst, valid ? p : base, valid);
+}
+
+// Four consecutive floats p[0..3] of a row into 16 bytes of shared memory, those at or past `valid` as zeros (as
+// copy_float). kVec: the row's quads are 16-byte aligned and wholly in or out, so one 16-byte copy.
+template <bool kVec>
+__device__ __forceinline__ void copy_quad(uint32_t dst, const float* p, const float* base, int valid) {
+  if constexpr (kVec) {
+    cp_async_16(dst, valid > 0 ? p : base, valid > 0);
+  } else {
+#pragma unroll
+    for (int e = 0; e < 4; ++e) copy_float(dst + 4 * e, p + e, base, e < valid);
+  }
+}
+
+template <bool kVec>
+__global__ void __launch_bounds__(WarptileTile::kThreads, WarptileTile::kMinBlocks)
+    matmul_warptile_kernel(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c, int m,
+                           int n, int k) {
+  using Cfg = WarptileTile;
+  // 1. Shared memory: a ring of Stages k-tiles, the A tiles (transposed, padded rows) first, then the B tiles.
+  extern __shared__ __align__(16) float warptile_smem[];
+  float* as = warptile_smem;                 // [stage][BK][kAStride]
+  float* bs = as + Cfg::Stages * Cfg::kAStage;  // [stage][BK][BN]
+
+  // 2. Which output tile this block computes (grouped order, as v4), which 64×64 piece each warp owns, and which
+  //    4×4 patches of it each lane.
+  int tile_m, tile_n;
+  grouped_tile(static_cast<int>(blockIdx.x), (m + Cfg::BM - 1) / Cfg::BM, (n + Cfg::BN - 1) / Cfg::BN, tile_m, tile_n);
+  const int bm = tile_m * Cfg::BM, bn = tile_n * Cfg::BN;
+  const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
+  const int wm = (warp / Cfg::WarpsN) * Cfg::kWarpM, wn = (warp % Cfg::WarpsN) * Cfg::kWarpN;
+  const int lm = lane / Cfg::kLanesN, ln = lane % Cfg::kLanesN;
+
+  // 3. Issuing one k-tile's copies. A: this thread's element is (row a_row + kARowStep·i, column a_k of the tile),
+  //    stored at As[a_k][row]; a warp's lanes walk 8 consecutive k (32 contiguous bytes of a row) on 4 rows. B:
+  //    chunk (k-row b_row + kBRowStep·i, columns b_col..b_col+3); a warp's 32 chunks are 512 contiguous bytes of one
+  //    row. The addresses are set up once (64-bit: row · K and k · N can pass 2^31) and offset by each tile's k0;
+  //    what lies past M, N or K is zero-filled (copy_float's rule: nothing read, the base as its address).
+  const int a_row = 4 * (warp / Cfg::kAKGroups) + lane / 8, a_k = 8 * (warp % Cfg::kAKGroups) + lane % 8;
+  const int b_row = tid / Cfg::kBChunksPerRow, b_col = tid % Cfg::kBChunksPerRow * 4;
+  const int a_rows = m - (bm + a_row), b_cols = n - (bn + b_col);  // copy i is inside M while kARowStep·i < a_rows
+  const float* a_src = a + static_cast<int64_t>(bm + a_row) * k + a_k;
+  const float* b_src = b + static_cast<int64_t>(b_row) * n + bn + b_col;
+  const int64_t a_step = static_cast<int64_t>(Cfg::kARowStep) * k, b_step = static_cast<int64_t>(Cfg::kBRowStep) * n;
+  const uint32_t as_base = smem_address(as), bs_base = smem_address(bs);
+  auto load_stage = [&](int stage, int k0) {
+    const uint32_t a_dst = as_base + 4 * (stage * Cfg::kAStage + a_k * Cfg::kAStride + a_row);
+    const bool a_k_ok = k0 + a_k < k;
+#pragma unroll
+    for (int i = 0; i < Cfg::kACopies; ++i)
+      copy_float(a_dst + 4 * i * Cfg::kARowStep, a_src + k0 + i * a_step, a, a_k_ok && i * Cfg::kARowStep < a_rows);
+    const uint32_t b_dst = bs_base + 4 * (stage * Cfg::kBStage + b_row * Cfg::BN + b_col);
+    const float* b_tile_src = b_src + static_cast<int64_t>(k0) * n;
+#pragma unroll
+    for (int i = 0; i < Cfg::kBCopies; ++i)
+      copy_quad<kVec>(b_dst + 4 * i * Cfg::kBRowStep * Cfg::BN, b_tile_src + i * b_step, b,
+                      k0 + b_row + i * Cfg::kBRowStep < k ? b_cols : 0);
+  };
+
+  // 4. This thread's 16×8 outputs: acc[4i + r][4j + s] is C[wm + 16i + 4lm + r][wn + 32j + 4ln + s] of the tile.
+  float acc[Cfg::kTM][Cfg::kTN] = {};
+  // 5. The k loop, v4's ring (cp_async_ring): Stages-1 k-tiles in flight while the body multiplies the one in `stage`.
+  cp_async_ring<Cfg::Stages, Cfg::BK>(k, load_stage, [&](int stage) {
+    // 6. Each k: kIterM float4 of A (As[k][row..row+3]) and kIterN float4 of B; those of k+1 are loaded into the
+    //    other register buffer before k's FMAs.
+    const float* a_tile = as + stage * Cfg::kAStage + wm + 4 * lm;
+    const float* b_tile = bs + stage * Cfg::kBStage + wn + 4 * ln;
+    float4 af[2][Cfg::kIterM], bf[2][Cfg::kIterN];
+    auto load_fragments = [&](int buf, int kk) {
+#pragma unroll
+      for (int i = 0; i < Cfg::kIterM; ++i)
+        af[buf][i] = *reinterpret_cast<const float4*>(a_tile + kk * Cfg::kAStride + i * 4 * Cfg::kLanesM);
+#pragma unroll
+      for (int j = 0; j < Cfg::kIterN; ++j)
+        bf[buf][j] = *reinterpret_cast<const float4*>(b_tile + kk * Cfg::BN + j * 4 * Cfg::kLanesN);
+    };
+    load_fragments(0, 0);
+#pragma unroll
+    for (int kk = 0; kk < Cfg::BK; ++kk) {
+      if (kk + 1 < Cfg::BK) load_fragments((kk + 1) % 2, kk + 1);
+      const float* av = reinterpret_cast<const float*>(af[kk % 2]);  // kTM values: patch i's rows at 4i..4i+3
+      const float* bv = reinterpret_cast<const float*>(bf[kk % 2]);  // kTN values
+#pragma unroll
+      for (int i = 0; i < Cfg::kTM; ++i)
+#pragma unroll
+        for (int j = 0; j < Cfg::kTN; ++j) acc[i][j] += av[i] * bv[j];
+    }
+  });
+
+  // 7. Epilogue: each row of a 4×4 patch is one float4 store (a warp's 8 lanes along N write 128 contiguous bytes),
+  //    checked at the edges by v3's store4.
+#pragma unroll
+  for (int i = 0; i < Cfg::kTM; ++i) {
+    const int row = bm + wm + (i / 4) * 4 * Cfg::kLanesM + 4 * lm + i % 4;
+    if (row >= m) continue;
+#pragma unroll
+    for (int j = 0; j < Cfg::kIterN; ++j) {
+      const int col = bn + wn + j * 4 * Cfg::kLanesN + 4 * ln;
+      if (col < n) store4<float, kVec>(c + static_cast<int64_t>(row) * n + col, n - col, &acc[i][4 * j]);
+    }
+  }
+}
+
+cudaError_t launch_matmul_warptile(lab::DType dtype, const void* a, const void* b, void* c, int64_t m, int64_t n,
+                                   int64_t k, cudaStream_t stream) {
+  if (dtype != lab::DType::f32) return cudaErrorInvalidValue;  // the binding rejects fp16/bf16 with a message first
+  const float* fa = static_cast<const float*>(a);
+  const float* fb = static_cast<const float*>(b);
+  float* fc = static_cast<float*>(c);
+  const int im = static_cast<int>(m), in = static_cast<int>(n), ik = static_cast<int>(k);
+  // A's copies are 4-byte, so only B's and C's rows need 16-byte alignment for the vector path.
+  const bool vec = n % 4 == 0 && lab::is_aligned16(b) && lab::is_aligned16(c);
+  auto kernel = vec ? matmul_warptile_kernel<true> : matmul_warptile_kernel<false>;
+  return launch_over_tiles<WarptileTile>(kernel, m, n, stream, fa, fb, fc, im, in, ik);
+}
+
 #else  // host half: the torch binding
 
 #include "lab_torch.h"
@@ -673,10 +870,14 @@ cudaError_t launch_matmul_wgmma(lab::DType dtype, const void* a, const void* b, 
 using MatmulLauncher = cudaError_t (*)(lab::DType, const void* a, const void* b, void* c, int64_t m, int64_t n,
                                        int64_t k, cudaStream_t);
 
-// The checks every row shares. `name` ("matmul:mma") starts every message; tensor_cores rows take fp16/bf16 only.
+// Which dtypes a row takes: every float type (the SIMT steps v1-v3), fp16/bf16 only (the tensor-core steps v4, v5),
+// or fp32 only (v6, the fp32 path's last step).
+enum class MatmulTypes { any, tensor_cores, fp32 };
+
+// The checks every row shares. `name` ("matmul:mma") starts every message.
 // Messages go through LAB_CHECK, which assembles them as text (see lab_torch.h for why).
 at::Tensor run_matmul(const at::Tensor& a, const at::Tensor& b, const char* name, const char* impl,
-                      MatmulLauncher launch, bool tensor_cores = false) {
+                      MatmulLauncher launch, MatmulTypes types = MatmulTypes::any) {
   lab::check_cuda_input(a, name, "a");
   lab::check_cuda_input(b, name, "b");
   LAB_CHECK(a.dim() == 2, name, ": a has ", a.dim(), " dimensions (sizes ", a.sizes(), "); expected a 2-D M×K matrix");
@@ -687,8 +888,11 @@ at::Tensor run_matmul(const at::Tensor& a, const at::Tensor& b, const char* name
                  b.scalar_type());
   LAB_CHECK(a.device() == b.device(), name, ": inputs are on different devices: ", a.device(), " vs ", b.device());
   const lab::DType dtype = lab::float_dtype(a, name, "a");
-  LAB_CHECK_TYPE(!tensor_cores || dtype != lab::DType::f32, name, " takes float16 or bfloat16 (tensor cores, fp32 "
-                 "accumulation); float32 would need TF32, which this lab keeps off: use cuda:regblock");
+  LAB_CHECK_TYPE(types != MatmulTypes::tensor_cores || dtype != lab::DType::f32, name, " takes float16 or bfloat16 "
+                 "(tensor cores, fp32 accumulation); float32 would need TF32, which this lab keeps off: use "
+                 "cuda:regblock or cuda:warptile");
+  LAB_CHECK_TYPE(types != MatmulTypes::fp32 || dtype == lab::DType::f32, name, " takes float32 (the fp32 SIMT "
+                 "path), not dtype ", a.scalar_type(), "; fp16/bf16 go through cuda:mma or cuda:wgmma");
   const int64_t m = a.size(0), k = a.size(1), n = b.size(1);
   constexpr int64_t kIntMax = 0x7fffffff;  // kernels index rows and columns with int (offsets are 64-bit)
   LAB_CHECK(m <= kIntMax && n <= kIntMax && k <= kIntMax, name, ": sizes ", a.sizes(), " x ", b.sizes(),
@@ -716,7 +920,7 @@ at::Tensor matmul_regblock(const at::Tensor& a, const at::Tensor& b) {
 }
 
 at::Tensor matmul_mma(const at::Tensor& a, const at::Tensor& b) {
-  return run_matmul(a, b, "matmul:mma", "mma", launch_matmul_mma, /*tensor_cores=*/true);
+  return run_matmul(a, b, "matmul:mma", "mma", launch_matmul_mma, MatmulTypes::tensor_cores);
 }
 
 at::Tensor matmul_wgmma(const at::Tensor& a, const at::Tensor& b) {
@@ -726,7 +930,11 @@ at::Tensor matmul_wgmma(const at::Tensor& a, const at::Tensor& b) {
   cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, a.get_device());
   LAB_CHECK(major == 9 && minor == 0, "matmul:wgmma needs a Hopper GPU (compute capability 9.0: wgmma and TMA, "
             "built for sm_90a); this GPU is ", major, ".", minor, ": use cuda:mma");
-  return run_matmul(a, b, "matmul:wgmma", "wgmma", launch_matmul_wgmma, /*tensor_cores=*/true);
+  return run_matmul(a, b, "matmul:wgmma", "wgmma", launch_matmul_wgmma, MatmulTypes::tensor_cores);
+}
+
+at::Tensor matmul_warptile(const at::Tensor& a, const at::Tensor& b) {
+  return run_matmul(a, b, "matmul:warptile", "warptile", launch_matmul_warptile, MatmulTypes::fp32);
 }
 
 TORCH_LIBRARY(lab_matmul, m) {
@@ -735,6 +943,7 @@ TORCH_LIBRARY(lab_matmul, m) {
   m.def("regblock(Tensor a, Tensor b) -> Tensor");
   m.def("mma(Tensor a, Tensor b) -> Tensor");
   m.def("wgmma(Tensor a, Tensor b) -> Tensor");
+  m.def("warptile(Tensor a, Tensor b) -> Tensor");
 }
 
 TORCH_LIBRARY_IMPL(lab_matmul, CUDA, m) {
@@ -743,6 +952,7 @@ TORCH_LIBRARY_IMPL(lab_matmul, CUDA, m) {
   m.impl("regblock", &matmul_regblock);
   m.impl("mma", &matmul_mma);
   m.impl("wgmma", &matmul_wgmma);
+  m.impl("warptile", &matmul_warptile);
 }
 
 #endif
