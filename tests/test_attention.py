@@ -110,18 +110,28 @@ def test_the_reference_in_blocks_is_the_reference_whole(monkeypatch):
         assert torch.allclose(attention.attention_reference(q, k, v, causal), expected, rtol=0, atol=1e-12)
 
 
+ROWS = ["triton:basic", "triton:tuned", "triton:tma", "cuda:naive", "cuda:flash2", "cuda:wgmma"]
+
+
 @pytest.mark.parametrize("op", [OP, CAUSAL], ids=lambda op: op.name)
-@pytest.mark.parametrize("variant", ["basic", "tuned", "tma"])
-def test_the_triton_rows_pass_on_tiles_their_masks_split(op, variant):
+@pytest.mark.parametrize("row", ROWS)
+def test_the_rows_pass_on_tiles_their_masks_split(op, row):
     """A sequence several tiles long whose length is a multiple of none: the tuned rows' unmasked tiles, the tiles
-    the diagonal crosses and the key tail all run (under the interpreter the autotuner keeps its first config)."""
-    impl = next(i for i in discover.implementations(op) if i.name == f"triton:{variant}")
-    worker._use_interpreter_autotune_stub(impl)
+    the diagonal crosses and the key tail all run (under the interpreter the autotuner keeps its first config). CUDA
+    rows on a GPU only, the wgmma row on Hopper only."""
+    if row.startswith("cuda:") and not GPU:
+        pytest.skip("CUDA rows need a GPU")
+    if GPU and op.unavailable_reason(row, torch.cuda.get_device_capability()):
+        pytest.skip(op.unavailable_reason(row, torch.cuda.get_device_capability()))
+    impl = next(i for i in discover.implementations(op) if i.name == row)
+    if impl.backend == "triton":
+        worker._use_interpreter_autotune_stub(impl)
     fn = impl.load()
     for dtype in DTYPES:
-        result = check.check_case(op, impl.name, fn, dtype, (1, 2, 301, 64), DEVICE, seed=0)
-        assert result.ok, result.message
-    if variant == "tma" and not GPU:
+        for shape in ((1, 2, 301, 64), (2, 1, 203, 128)):
+            result = check.check_case(op, impl.name, fn, dtype, shape, DEVICE, seed=0)
+            assert result.ok, f"{shape}: {result.message}"
+    if row == "triton:tma" and not GPU:
         from triton_src import attention as triton_attention
 
         assert triton_attention.uses_tma(*attention.make_inputs((1, 1, 8, 64), torch.float16, DEVICE,

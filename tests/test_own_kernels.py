@@ -1,0 +1,35 @@
+"""Steps with a fallback take the inputs they are for. A Hopper step (TMA, wgmma) hands inputs it can't describe to
+the step before it (an unaligned view, another GPU), so a step whose own path never ran would still pass every
+check, timed as its predecessor. On inputs it is for, its own kernel must be the one launched (GPU only)."""
+import pytest
+import torch
+
+from compare import discover, timing
+
+HOPPER = torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0)
+CASES = [
+    # (op, row, its kernel, dtype, shape)
+    *[(op, "cuda:wgmma", "attention_wgmma_kernel", dtype, shape)
+      for op in ("attention", "attention_causal") for dtype in (torch.float16, torch.bfloat16)
+      for shape in ((2, 3, 1000, 128), (1, 2, 513, 64))],
+    *[(op, "triton:tma", "attention_tma_kernel", torch.bfloat16, (2, 3, 1000, 128))
+      for op in ("attention", "attention_causal")],
+    ("fp8_matmul", "cuda:wgmma", "fp8_matmul_wgmma_kernel", torch.float8_e4m3fn, (256, 256, 256)),
+    ("fp8_matmul", "cuda:wgmma", "fp8_matmul_wgmma_kernel", torch.float8_e4m3fn, (1000, 1000, 1024)),
+    ("matmul", "cuda:warptile", "matmul_warptile_kernel", torch.float32, (1000, 1000, 1000)),
+]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("op_name,impl_name,kernel,dtype,shape", CASES,
+                         ids=[f"{c[0]}-{c[1]}-{str(c[3])[6:]}-{'x'.join(map(str, c[4]))}" for c in CASES])
+def test_a_step_launches_its_own_kernel_on_the_inputs_it_is_for(op_name, impl_name, kernel, dtype, shape):
+    op = discover.load_op(op_name)
+    if op.requires_capability.get(impl_name) and not HOPPER:
+        pytest.skip(f"{impl_name} is built for compute capability 9.0 only")
+    fn = next(i for i in discover.implementations(op) if i.name == impl_name).load()
+    device = torch.device("cuda")
+    inputs = op.make_inputs(shape, dtype, device, torch.Generator(device=device).manual_seed(0))
+    fn(*inputs)  # JIT compilation and autotuning first
+    names = [a["name"] for a in timing.gpu_activities(lambda: fn(*inputs))]
+    assert any(kernel in name for name in names), f"{impl_name} at {shape} {dtype} launched {names}"
