@@ -110,7 +110,10 @@ def test_the_reference_in_blocks_is_the_reference_whole(monkeypatch):
         assert torch.allclose(attention.attention_reference(q, k, v, causal), expected, rtol=0, atol=1e-12)
 
 
-ROWS = ["triton:basic", "triton:tuned", "triton:tma", "cuda:naive", "cuda:flash2", "cuda:wgmma"]
+# The CUDA rows carry the gpu marker, so `pytest -m gpu` (bench/gpu_run.sh tests) runs them; the Triton rows run
+# everywhere, under the interpreter without a GPU.
+ROWS = ["triton:basic", "triton:tuned", "triton:tma",
+        *[pytest.param(row, marks=pytest.mark.gpu) for row in ("cuda:naive", "cuda:flash2", "cuda:wgmma")]]
 
 
 @pytest.mark.parametrize("op", [OP, CAUSAL], ids=lambda op: op.name)
