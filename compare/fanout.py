@@ -141,7 +141,7 @@ def lost_lane(op_name: str, impls: list[discover.Impl], why: str, env_info: dict
     """The result of a lane whose process died: each of its rows crashed, with the reason."""
     op = discover.load_op(op_name)
     return OpResult(op.name, op.summary, op.roofline, env_info, ceiling_rows=list(op.ceiling_rows),
-                    rows=[RowStatus(i.name, Status.CRASHED, why) for i in impls])
+                    counting=op.counting, rows=[RowStatus(i.name, Status.CRASHED, why) for i in impls])
 
 
 # ---- lanes on this host: a process per GPU ---------------------------------------------------------------------

@@ -275,6 +275,8 @@ def sections(result: OpResult, command: str = "", plot: str | None = None,
     if ceilings.same_bytes_copy_error:
         out.append(Section(f"copy of the same bytes per shape not measured: {ceilings.same_bytes_copy_error}",
                            prose=f"The per-shape copy could not be measured: {ceilings.same_bytes_copy_error}"))
+    if result.counting:
+        out.append(Section(f"counting: {result.counting}", prose=f"Counting: {result.counting}"))
     out.append(Section(prose=f"Timing: {TIMING_METHOD}.", in_terminal=False))
     # The verdict per row: first in the file, last in the terminal, under everything a run prints.
     rows = Section("Rows", heading="Rows", headers=STATUS_HEADERS, rows=status_table(result), empty_in_markdown=True)
@@ -467,6 +469,7 @@ def to_json(result: OpResult, command: str) -> dict:
         "env": dict(result.env, timing_method=TIMING_METHOD),
         "roofline": result.roofline,
         **({"ceiling_rows": list(result.ceiling_rows)} if result.roofline == "compute" else {}),
+        **({"counting": result.counting} if result.counting else {}),
         "ceilings": ceilings,
         "rows": rows(result.rows),
         "checks": rows(result.checks),

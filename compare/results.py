@@ -189,6 +189,7 @@ class OpResult(RowRecords):
     # A compute-bound op's ceiling rows (compare.spec.Op.ceiling_rows): at each shape and dtype the fastest of those
     # that passed is the ceiling (compare.runner.relate_to_ceilings)
     ceiling_rows: list[str] = dataclasses.field(default_factory=lambda: list(DEFAULT_CEILING_ROWS))
+    counting: str = ""  # the spec's Op.counting: how its bytes and flops are counted, where a reader could differ
 
     def add(self, row: RowOutcome) -> None:
         """A row's records, after those of the rows before it."""

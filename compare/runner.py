@@ -127,7 +127,7 @@ def run_op(op: Op, options: Options, impls: list[discover.Impl] | None = None) -
     """Every row of the op (or the given ones: tests plant rows from other files) through the schedule."""
     global _display
     result = OpResult(op.name, op.summary, op.roofline, env.describe(), seed=options.seed,
-                      ceiling_rows=list(op.ceiling_rows))
+                      ceiling_rows=list(op.ceiling_rows), counting=op.counting)
     impls = discover.select(discover.implementations(op), options.impls) if impls is None else impls
     if peers := peer_versions(op, impls):
         result.env["peers"] = peers

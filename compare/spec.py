@@ -178,6 +178,9 @@ class Op:
     # on them cannot give it: an output whose size depends on an input's value (fp8 quantization's scales, one per
     # group of `group` elements). Default: torch_eager.
     fake: Callable[..., object] | None = None
+    # How bytes_moved and flops count, in a sentence the report prints beside the timings, where a reader could
+    # count another way (attention: whether the exponentials count, what causal halves).
+    counting: str = ""
     pass_of: tuple[str, str] | None = None
 
     def output_dtype(self, dtype: torch.dtype) -> torch.dtype | tuple[torch.dtype, ...]:

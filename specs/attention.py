@@ -181,6 +181,8 @@ OP = Op(
     tolerances=tolerances,
     special_inputs={"large scores": large_scores, "equal scores": equal_scores},
     roofline="compute",
+    counting="FLOPs 4·B·H·S²·D, the two S×S×D matrix products of each head (the softmax's exponentials not counted); "
+             "bytes: Q, K and V read once, O written once",
     # wgmma, setmaxnreg and the sm_90a build exist on Hopper only; elsewhere the row is reported as skipped.
     requires_capability={"cuda:wgmma": (9, 0)},
     vendor_rows=vendor_rows(causal=False),

@@ -29,5 +29,7 @@ OP = dataclasses.replace(
     reference=reference,
     torch_eager=torch_eager,
     flops=lambda shape: attention.flops(shape, causal=True),
+    counting="FLOPs 2·B·H·S²·D, half the non-causal count: the masked half of the scores is not credited "
+             "(the exponentials not counted); bytes: Q, K and V read once, O written once",
     vendor_rows=attention.vendor_rows(causal=True),
 )

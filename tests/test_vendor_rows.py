@@ -158,3 +158,18 @@ def test_a_run_without_a_gpu_says_it_leaves_the_vendor_rows_out():
         args = cli.make_parser().parse_args(["matmul", "--impls", impls])
         notes = "\n".join(cli.cpu_run_notes(args, [op], cli.choose_rows([op], args.impls, across_ops=False)))
         assert ("the vendor rows" in notes) == vendor and ("torch.compile rows" in notes) == compiled, (impls, notes)
+
+
+def test_the_report_and_the_json_say_how_an_op_counts():
+    """A spec's Op.counting (attention's FLOPs, halved for causal) is printed beside the timings and kept in the json;
+    an op without one prints nothing of the kind."""
+    op = discover.load_op("attention_causal")
+    r = compute_result()
+    r.counting = op.counting
+    md = report.markdown(r, {"command": "python -m compare attention_causal", "plot": None})
+    assert f"Counting: {op.counting}" in md and "2·B·H·S²·D" in md
+    assert any(s.title.startswith("counting: FLOPs 2·B·H·S²·D") for s in report.sections(r))
+    assert json.loads(json.dumps(report.to_json(r, "x"), default=str))["counting"] == op.counting
+    plain = compute_result()
+    assert "Counting:" not in report.markdown(plain, {"command": "x", "plot": None})
+    assert "counting" not in report.to_json(plain, "x")
