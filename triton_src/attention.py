@@ -12,9 +12,9 @@ Steps (each one a row, triton:<name>; measured figures: results/<gpu>/attention.
               zero fill past S per head); views TMA can't describe take v2's pointer path
 
 What every step shares (_attend): S = Q Kᵀ never leaves the program. For each tile of keys the program computes its
-scores (fp32), the new running maximum m, the probabilities p = 2^(s·log2(e)/sqrt(D) − m) (the scale and log2(e)
-folded into one multiply, exp2 cheaper than exp), rescales its sum l and its accumulator by 2^(m_old − m_new), and
-adds p V. One division by l at the end. Its numerics are those the spec's tolerance is derived from.
+raw scores s = q·k (fp32), the new running maximum m of s·c, c = log2(e)/sqrt(D), the probabilities p = 2^(s·c − m)
+(the scale, log2(e) and the shift one fused multiply-add per score, exp2 cheaper than exp), rescales its sum l and
+its accumulator by 2^(m_old − m_new), and adds p V. One division by l at the end. Its numerics are those the spec's tolerance is derived from.
 """
 import math
 
@@ -56,11 +56,12 @@ def _masked(s, cols, offs_m, seq_len, CAUSAL: tl.constexpr):
 
 
 @triton.jit
-def _softmax_step(acc, l_i, m_i, s, v):
-    """One key tile of the online softmax: the new running maximum, the tile's probabilities, the sum and the
-    accumulator rescaled to the new maximum, and P (rounded to V's dtype) V added."""
-    m_new = tl.maximum(m_i, tl.max(s, 1))
-    p = tl.math.exp2(s - m_new[:, None])
+def _softmax_step(acc, l_i, m_i, s, v, qk_scale):
+    """One key tile of the online softmax, from the tile's raw scores s (masked ones -inf): the new running maximum
+    of s·qk_scale, the tile's probabilities (scale and shift one FMA per score), the sum and the accumulator rescaled
+    to the new maximum, and P (rounded to V's dtype) V added."""
+    m_new = tl.maximum(m_i, tl.max(s, 1) * qk_scale)
+    p = tl.math.exp2(s * qk_scale - m_new[:, None])
     alpha = tl.math.exp2(m_i - m_new)
     l_i = l_i * alpha + tl.sum(p, 1)
     acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None])
@@ -79,13 +80,13 @@ def _attend(acc, l_i, m_i, q, k_base, v_base, offs_m, lo, hi, seq_len, qk_scale,
         k_ptrs = k_base + cols[None, :] * HEAD_DIM + offs_d[:, None]  # Kᵀ: [HEAD_DIM, BLOCK_N]
         v_ptrs = v_base + cols[:, None] * HEAD_DIM + offs_d[None, :]
         if MASK:
-            s = _masked(tl.dot(q, tl.load(k_ptrs, mask=cols[None, :] < seq_len, other=0.0)) * qk_scale, cols,
-                        offs_m, seq_len, CAUSAL)
+            s = _masked(tl.dot(q, tl.load(k_ptrs, mask=cols[None, :] < seq_len, other=0.0)), cols, offs_m, seq_len,
+                        CAUSAL)
             v = tl.load(v_ptrs, mask=cols[:, None] < seq_len, other=0.0)
         else:
-            s = tl.dot(q, tl.load(k_ptrs)) * qk_scale
+            s = tl.dot(q, tl.load(k_ptrs))
             v = tl.load(v_ptrs)
-        acc, l_i, m_i = _softmax_step(acc, l_i, m_i, s, v)
+        acc, l_i, m_i = _softmax_step(acc, l_i, m_i, s, v, qk_scale)
     return acc, l_i, m_i
 
 
@@ -242,11 +243,11 @@ def _attend_tma(acc, l_i, m_i, q, k_desc, v_desc, head, offs_m, lo, hi, seq_len,
     offs_n = tl.arange(0, BLOCK_N)
     for start_n in tl.range(lo, hi, BLOCK_N):
         k = k_desc.load([head, start_n, 0]).reshape(BLOCK_N, HEAD_DIM)
-        s = tl.dot(q, tl.trans(k)) * qk_scale
+        s = tl.dot(q, tl.trans(k))
         if MASK:
             s = _masked(s, start_n + offs_n, offs_m, seq_len, CAUSAL)
         v = v_desc.load([head, start_n, 0]).reshape(BLOCK_N, HEAD_DIM)
-        acc, l_i, m_i = _softmax_step(acc, l_i, m_i, s, v)
+        acc, l_i, m_i = _softmax_step(acc, l_i, m_i, s, v, qk_scale)
     return acc, l_i, m_i
 
 
