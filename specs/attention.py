@@ -106,9 +106,9 @@ BMM_TO_FLOAT32 = hasattr(torch.ops.aten.bmm, "dtype")
 
 def eager(q, k, v, causal: bool):
     """The plain math: the scores in float32 (fp16/bf16 products, float32 results: torch.bmm's out_dtype on CUDA),
-    masked, softmax in float32 (max subtracted, exp, divided by the sum), P rounded to the input dtype, then P V on the tensor cores. Scores rounded to fp16 or
-    bf16 instead would carry an error of 2^-11 or 2^-8 of their size into every probability: past the spec's
-    tolerance for scores in the hundreds (tests/test_attention.py)."""
+    masked, softmax in float32 (max subtracted, exp, divided by the sum), P rounded to the input dtype, then P V on
+    the tensor cores. Scores rounded to fp16 or bf16 instead would carry an error of 2^-11 or 2^-8 of their size into
+    every probability: past the spec's tolerance for scores in the hundreds (tests/test_attention.py)."""
     b, h, s, d = q.shape
     q3, k3 = q.reshape(b * h, s, d), k.reshape(b * h, k.shape[-2], d)
     if q.is_cuda and BMM_TO_FLOAT32:

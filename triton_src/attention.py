@@ -14,7 +14,8 @@ Steps (each one a row, triton:<name>; measured figures: results/<gpu>/attention.
 What every step shares (_attend): S = Q Kᵀ never leaves the program. For each tile of keys the program computes its
 raw scores s = q·k (fp32), the new running maximum m of s·c, c = log2(e)/sqrt(D), the probabilities p = 2^(s·c − m)
 (the scale, log2(e) and the shift one fused multiply-add per score, exp2 cheaper than exp), rescales its sum l and
-its accumulator by 2^(m_old − m_new), and adds p V. One division by l at the end. Its numerics are those the spec's tolerance is derived from.
+its accumulator by 2^(m_old − m_new), and adds p V. One division by l at the end. Its numerics are those the
+spec's tolerance is derived from.
 """
 import math
 
