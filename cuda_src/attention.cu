@@ -186,25 +186,10 @@ struct Flash2Tile {
   static_assert(kBlockM * kD / 8 % kThreads == 0 && kBlockN * kD / 8 % kThreads == 0, "16-byte chunks split evenly");
 };
 
-// 2^x as one MUFU.EX2 (relative error about 2^-22; 2^-inf = 0, which is what a masked score must give).
-__device__ __forceinline__ float exp2_approx(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
-}
-
-// Two floats as one 32-bit register of fp16/bf16, the first in the low half: mma's operand order, and a pair of
-// adjacent outputs in memory order.
-template <typename T>
-__device__ __forceinline__ uint32_t pack_pair(float lo, float hi) {
-  if constexpr (std::is_same_v<T, __half>) {
-    const __half2 h = __floats2half2_rn(lo, hi);
-    return *reinterpret_cast<const uint32_t*>(&h);
-  } else {
-    const __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
-    return *reinterpret_cast<const uint32_t*>(&h);
-  }
-}
+// 2^x as one MUFU.EX2 (2^-inf = 0, which is what a masked score must give), and two floats as one 32-bit register
+// of fp16/bf16 (mma's operand order, and a pair of adjacent outputs in memory order): lab_device.cuh.
+using lab::exp2_approx;
+using lab::pack_pair;
 
 // Rows first..first + kRows - 1 of one head's (S, kD) matrix into a padded shared tile, 16 bytes per cp.async,
 // consecutive threads on consecutive chunks of a row; rows at or past S become zeros.

@@ -1,5 +1,5 @@
 // cp.async (sm_80+): copies global -> shared memory that bypass registers and complete asynchronously, the staging of
-// the tensor-core matmuls (matmul.cu v4, fp8_matmul.cu v2). Device code only.
+// the tensor-core matmuls (matmul.cu v4, fp8_matmul.cu v2), matmul.cu v6 and attention.cu v2. Device code only.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +16,12 @@ __device__ __forceinline__ uint32_t smem_address(const void* p) {
 __device__ __forceinline__ void cp_async_16(uint32_t dst, const void* src, bool valid) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0)
                : "memory");
+}
+
+// The same for one 4-byte element (a copy that transposes, or rows not 16-byte aligned), through L1: ".cg" takes only
+// 16 bytes, ".ca" 4, 8 or 16. With valid == false nothing is read and the 4 bytes become a zero.
+__device__ __forceinline__ void cp_async_4(uint32_t dst, const void* src, bool valid) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 4 : 0) : "memory");
 }
 
 // Closes the group of copies this thread issued since the last commit.

@@ -58,6 +58,19 @@ __device__ __forceinline__ float word_element(const uint4& packet, int k) {  // 
   }
 }
 
+// Two floats as one 32-bit word of fp16/bf16 (each rounded to nearest), the first in the low half: the order of two
+// adjacent elements in memory, and of an mma operand register's pair.
+template <typename T>
+__device__ __forceinline__ uint32_t pack_pair(float lo, float hi) {
+  if constexpr (std::is_same_v<T, __half>) {
+    const __half2 h = __floats2half2_rn(lo, hi);
+    return *reinterpret_cast<const uint32_t*>(&h);
+  } else {
+    const __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
+    return *reinterpret_cast<const uint32_t*>(&h);
+  }
+}
+
 template <typename T>
 __device__ __forceinline__ uint4 pack_words(const float (&v)[Packet<T>::kSize]) {
   uint4 out;
@@ -66,12 +79,8 @@ __device__ __forceinline__ uint4 pack_words(const float (&v)[Packet<T>::kSize]) 
   for (int j = 0; j < 4; ++j) {
     if constexpr (sizeof(T) == 4) {
       words[j] = __float_as_uint(v[j]);
-    } else if constexpr (std::is_same_v<T, __half>) {
-      const __half2 h = __floats2half2_rn(v[2 * j], v[2 * j + 1]);
-      words[j] = *reinterpret_cast<const uint32_t*>(&h);
     } else {
-      const __nv_bfloat162 h = __floats2bfloat162_rn(v[2 * j], v[2 * j + 1]);
-      words[j] = *reinterpret_cast<const uint32_t*>(&h);
+      words[j] = pack_pair<T>(v[2 * j], v[2 * j + 1]);
     }
   }
   return out;
@@ -99,14 +108,18 @@ __device__ __forceinline__ void opaque(uint4& w) {
       : "+r"(w.x), "+r"(w.y), "+r"(w.z), "+r"(w.w));
 }
 
+// 2^x as one MUFU.EX2, results below 2^-126 flushed to 0 (relative error about 2^-22; 2^-inf = 0). For kernels that
+// fold log2(e) into a scale they apply anyway (FlashAttention's exponent: one FFMA, then this).
+__device__ __forceinline__ float exp2_approx(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
 // e^x as MUFU.EX2 of x · log2(e), results below 2^-126 flushed to 0: two instructions. __expf without -ftz=true
 // (this lab's flags) also rescales around that range, three more instructions, for results far below every atol
 // here. Relative error about 2^-21 plus 2^-24·|x|, as __expf's.
-__device__ __forceinline__ float fast_exp(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x * 1.4426950408889634f));
-  return y;
-}
+__device__ __forceinline__ float fast_exp(float x) { return exp2_approx(x * 1.4426950408889634f); }
 
 inline bool is_aligned16(const void* p) { return (reinterpret_cast<std::uintptr_t>(p) & 15) == 0; }
 

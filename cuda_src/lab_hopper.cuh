@@ -322,11 +322,7 @@ __device__ __forceinline__ void store_pair(T* c, int row, int col, int m, int n,
   if (row >= m || col >= n) return;
   T* p = c + static_cast<int64_t>(row) * n + col;
   if (col + 1 < n && n % 2 == 0) {
-    if constexpr (std::is_same_v<T, __half>) {
-      *reinterpret_cast<__half2*>(p) = __floats2half2_rn(x, y);
-    } else {
-      *reinterpret_cast<__nv_bfloat162*>(p) = __floats2bfloat162_rn(x, y);
-    }
+    *reinterpret_cast<uint32_t*>(p) = pack_pair<T>(x, y);
   } else {
     p[0] = from_float<T>(x);
     if (col + 1 < n) p[1] = from_float<T>(y);

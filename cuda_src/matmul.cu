@@ -43,21 +43,16 @@ cudaError_t launch_matmul_warptile(lab::DType dtype, const void* a, const void* 
 
 // ==== PTX and driver wrappers =====================================================================================
 // Each inline-asm instruction v4 to v6 use, as a function named after it, and the driver call that encodes v5's
-// TMA tensor maps: the lab's headers hold those other kernels share, this section the rest (v6's 4-byte cp.async,
-// v5's 16-bit wgmma). Nothing here decides tiling or order; the kernels below do. (PTX ISA names in quotes.)
+// TMA tensor maps: the lab's headers hold those other kernels share, this section the rest (v5's 16-bit wgmma).
+// Nothing here decides tiling or order; the kernels below do. (PTX ISA names in quotes.)
 
-// cp.async and smem_address: lab_async.cuh (shared with fp8_matmul.cu).
+// cp.async and smem_address: lab_async.cuh (shared with fp8_matmul.cu and attention.cu).
+using lab::cp_async_4;
 using lab::cp_async_16;
 using lab::cp_async_commit;
 using lab::cp_async_wait;
 using lab::smem_address;
 
-// cp.async of one 4-byte element (v6's transposing copies of A, and of B where its rows aren't 16-byte aligned),
-// through L1: ".cg" takes only 16 bytes, ".ca" 4, 8 or 16. With valid == false nothing is read and the 4 bytes
-// become a zero.
-__device__ __forceinline__ void cp_async_4(uint32_t dst, const void* src, bool valid) {
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 4 : 0) : "memory");
-}
 
 // ldmatrix and mma.sync (sm_80+, v4), the per-warp tensor-core path: lab_mma.cuh (shared with attention.cu).
 using lab::ldmatrix_x4;
