@@ -135,6 +135,9 @@ def sdpa(backend: str, causal: bool):
     def run(q, k, v):
         from torch.nn.attention import SDPBackend, sdpa_kernel
 
+        # The fused backends need unit-stride rows at aligned addresses: strided check inputs (column slices,
+        # transposes) make cuDNN write NaN and flash fault, so they get contiguous copies (a no-op when timed).
+        q, k, v = q.contiguous(), k.contiguous(), v.contiguous()
         with sdpa_kernel(getattr(SDPBackend, backend)):
             return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
 

@@ -92,9 +92,22 @@ def _attend(acc, l_i, m_i, q, k_base, v_base, offs_m, lo, hi, seq_len, qk_scale,
 
 
 @triton.jit
-def _head_bases(q_ptr, k_ptr, v_ptr, o_ptr, seq_len, HEAD_DIM: tl.constexpr):
-    """The first element of this program's head in each tensor (64-bit: q may pass 2^31 elements)."""
-    head = tl.program_id(1).to(tl.int64) * seq_len * HEAD_DIM
+def _program_tile(seq_len, CAUSAL: tl.constexpr, BLOCK_M: tl.constexpr):
+    """(head, block of queries) of this program. The grid is 1-D and head-major, as v2's CUDA grid: B·H may pass
+    the 65535 a second grid axis allows, and a head's blocks, resident together, share its K and V in L2. Causal
+    heads run their last (longest) blocks first, so the short ones fill the tail."""
+    q_blocks = tl.cdiv(seq_len, BLOCK_M)
+    head = tl.program_id(0) // q_blocks
+    block = tl.program_id(0) % q_blocks
+    if CAUSAL:
+        block = q_blocks - 1 - block
+    return head, block
+
+
+@triton.jit
+def _head_bases(q_ptr, k_ptr, v_ptr, o_ptr, head, seq_len, HEAD_DIM: tl.constexpr):
+    """The first element of this head in each tensor (64-bit: q may pass 2^31 elements)."""
+    head = head.to(tl.int64) * seq_len * HEAD_DIM
     return q_ptr + head, k_ptr + head, v_ptr + head, o_ptr + head
 
 
@@ -124,13 +137,14 @@ def _running_state(BLOCK_M: tl.constexpr, HEAD_DIM: tl.constexpr):
 @triton.jit
 def attention_basic_kernel(q_ptr, k_ptr, v_ptr, o_ptr, seq_len, qk_scale, CAUSAL: tl.constexpr,
                            HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
-    q_base, k_base, v_base, o_base = _head_bases(q_ptr, k_ptr, v_ptr, o_ptr, seq_len, HEAD_DIM)
-    offs_m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    head, block = _program_tile(seq_len, CAUSAL, BLOCK_M)
+    q_base, k_base, v_base, o_base = _head_bases(q_ptr, k_ptr, v_ptr, o_ptr, head, seq_len, HEAD_DIM)
+    offs_m = block * BLOCK_M + tl.arange(0, BLOCK_M)
     q = _load_queries(q_base, offs_m, seq_len, HEAD_DIM)
     acc, l_i, m_i = _running_state(BLOCK_M, HEAD_DIM)
     hi = seq_len
     if CAUSAL:  # no key after the block's last query
-        hi = tl.minimum(seq_len, (tl.program_id(0) + 1) * BLOCK_M)
+        hi = tl.minimum(seq_len, (block + 1) * BLOCK_M)
     acc, l_i, m_i = _attend(acc, l_i, m_i, q, k_base, v_base, offs_m, 0, hi, seq_len, qk_scale, True, CAUSAL,
                             HEAD_DIM, BLOCK_N)
     _store_rows(o_base, acc, l_i, offs_m, seq_len, HEAD_DIM)
@@ -140,7 +154,7 @@ def run_basic(name: str, q, k, v, causal: bool) -> torch.Tensor:
     o = checked_output(name, q, k, v)
     b, h, s, d = q.shape
     if o.numel():
-        grid = (triton.cdiv(s, 64), b * h)
+        grid = (triton.cdiv(s, 64) * b * h,)
         attention_basic_kernel[grid](q, k, v, o, s, softmax_scale(d), CAUSAL=causal, HEAD_DIM=d, BLOCK_M=64,
                                      BLOCK_N=64, num_warps=4)
     return o
@@ -170,14 +184,6 @@ def tile_configs(pre_hook=None):
 
 
 @triton.jit
-def _query_block(CAUSAL: tl.constexpr):
-    """This program's block of queries: causal grids run the last (longest) blocks first."""
-    if CAUSAL:
-        return tl.num_programs(0) - 1 - tl.program_id(0)
-    return tl.program_id(0)
-
-
-@triton.jit
 def _key_ranges(block, seq_len, CAUSAL: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
     """(end of the unmasked tiles, end of the masked ones): the unmasked tiles [0, split) are wholly visible to
     every query of the block, the masked ones [split, hi) partly."""
@@ -195,8 +201,8 @@ def _key_ranges(block, seq_len, CAUSAL: tl.constexpr, BLOCK_M: tl.constexpr, BLO
 @triton.jit
 def attention_tuned_kernel(q_ptr, k_ptr, v_ptr, o_ptr, seq_len, qk_scale, CAUSAL: tl.constexpr,
                            HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
-    q_base, k_base, v_base, o_base = _head_bases(q_ptr, k_ptr, v_ptr, o_ptr, seq_len, HEAD_DIM)
-    block = _query_block(CAUSAL)
+    head, block = _program_tile(seq_len, CAUSAL, BLOCK_M)
+    q_base, k_base, v_base, o_base = _head_bases(q_ptr, k_ptr, v_ptr, o_ptr, head, seq_len, HEAD_DIM)
     offs_m = block * BLOCK_M + tl.arange(0, BLOCK_M)
     q = _load_queries(q_base, offs_m, seq_len, HEAD_DIM)
     acc, l_i, m_i = _running_state(BLOCK_M, HEAD_DIM)
@@ -210,7 +216,7 @@ def attention_tuned_kernel(q_ptr, k_ptr, v_ptr, o_ptr, seq_len, qk_scale, CAUSAL
 
 def query_grid(q: torch.Tensor):
     b, h, s, _ = q.shape
-    return lambda meta: (triton.cdiv(s, meta["BLOCK_M"]), b * h)
+    return lambda meta: (triton.cdiv(s, meta["BLOCK_M"]) * b * h,)
 
 
 def launch_tuned(q, k, v, o, causal: bool) -> None:
@@ -260,8 +266,7 @@ def _attend_tma(acc, l_i, m_i, q, k_desc, v_desc, head, offs_m, lo, hi, seq_len,
 @triton.jit
 def attention_tma_kernel(q_ptr, q_desc, k_desc, v_desc, o_desc, seq_len, qk_scale, CAUSAL: tl.constexpr,
                          HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
-    head = tl.program_id(1)
-    block = _query_block(CAUSAL)
+    head, block = _program_tile(seq_len, CAUSAL, BLOCK_M)
     offs_m = block * BLOCK_M + tl.arange(0, BLOCK_M)
     q = q_desc.load([head, block * BLOCK_M, 0]).reshape(BLOCK_M, HEAD_DIM)
     acc, l_i, m_i = _running_state(BLOCK_M, HEAD_DIM)

@@ -6,15 +6,16 @@ import torch
 import triton
 import triton.language as tl
 
-from triton_src.attention import (_head_bases, _load_queries, _running_state, _store_rows, checked_output,
-                                  softmax_scale)
+from triton_src.attention import (_head_bases, _load_queries, _program_tile, _running_state, _store_rows,
+                                  checked_output, softmax_scale)
 
 
 @triton.jit
 def attention_unrescaled_kernel(q_ptr, k_ptr, v_ptr, o_ptr, seq_len, qk_scale, HEAD_DIM: tl.constexpr,
                                 BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
-    q_base, k_base, v_base, o_base = _head_bases(q_ptr, k_ptr, v_ptr, o_ptr, seq_len, HEAD_DIM)
-    offs_m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    head, block = _program_tile(seq_len, False, BLOCK_M)
+    q_base, k_base, v_base, o_base = _head_bases(q_ptr, k_ptr, v_ptr, o_ptr, head, seq_len, HEAD_DIM)
+    offs_m = block * BLOCK_M + tl.arange(0, BLOCK_M)
     q = _load_queries(q_base, offs_m, seq_len, HEAD_DIM)
     acc, l_i, m_i = _running_state(BLOCK_M, HEAD_DIM)
     offs_n = tl.arange(0, BLOCK_N)
@@ -36,6 +37,6 @@ def unrescaled(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tenso
     o = checked_output("attention", q, k, v)
     b, h, s, d = q.shape
     if o.numel():
-        attention_unrescaled_kernel[(triton.cdiv(s, 16), b * h)](q, k, v, o, s, softmax_scale(d), HEAD_DIM=d,
+        attention_unrescaled_kernel[(triton.cdiv(s, 16) * b * h,)](q, k, v, o, s, softmax_scale(d), HEAD_DIM=d,
                                                                  BLOCK_M=16, BLOCK_N=16)
     return o
