@@ -130,7 +130,10 @@ def torch_eager(q, k, v):
 
 
 def aligned_contiguous(t: torch.Tensor) -> torch.Tensor:
-    if t.is_contiguous() and t.data_ptr() % 16 == 0:
+    """t itself where it is row-major with a 16-byte aligned base, else such a copy. Strides are compared, not
+    is_contiguous(), which ignores those of size-1 dimensions (the transposed S = 1 input keeps them)."""
+    row_major = torch.empty(0).new_empty_strided(t.shape, t.stride(), device="meta").contiguous().stride()
+    if t.stride() == row_major and t.data_ptr() % 16 == 0:
         return t
     return t.clone(memory_format=torch.contiguous_format)
 
