@@ -132,8 +132,8 @@ def torch_eager(q, k, v):
 def aligned_contiguous(t: torch.Tensor) -> torch.Tensor:
     """t itself where it is row-major with a 16-byte aligned base, else such a copy. Strides are compared, not
     is_contiguous(), which ignores those of size-1 dimensions (the transposed S = 1 input keeps them)."""
-    row_major = torch.empty(0).new_empty_strided(t.shape, t.stride(), device="meta").contiguous().stride()
-    if t.stride() == row_major and t.data_ptr() % 16 == 0:
+    row_major = [math.prod(t.shape[i + 1:]) for i in range(t.dim())]
+    if list(t.stride()) == row_major and t.data_ptr() % 16 == 0:
         return t
     return t.clone(memory_format=torch.contiguous_format)
 
