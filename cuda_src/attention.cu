@@ -10,16 +10,19 @@
 //               in 64-key tiles through shared memory (cp.async, double-buffered); the scores of a tile on the tensor
 //               cores (mma.sync), their softmax online in registers, P rounded to fp16/bf16 and fed straight into
 //               the P V product: the S×S scores never leave the chip
-//   v3 wgmma    FlashAttention-3 on Hopper: one block per 128 queries of a head, a producer warpgroup copying Q, K
+//   v3 warp32   FlashAttention-2's own tile: 128 queries a block, 32 a warp (two m16 tiles), so each K and V
+//               fragment loaded from shared memory feeds two products; Q re-read from shared memory per key tile
+//   v4 wgmma    FlashAttention-3 on Hopper: one block per 128 queries of a head, a producer warpgroup copying Q, K
 //               and V by TMA through an mbarrier ring, two consumer warpgroups of 64 queries on wgmma (Q Kᵀ from
 //               shared memory, P V with P from registers), the next tile's Q Kᵀ issued before this tile's softmax
 //
 // v1 writes 4·B·H·S² bytes of scores and reads them back in every pass after (the softmax's, then P V's): traffic
 // that grows with S², against S·D for Q, K and V, and its products run on the fp32 units. v2 reads Q, K and V once
-// per block and writes O once, which leaves the two products, on the tensor cores; v3 feeds those tensor cores the
-// way Hopper's are meant to be fed (asynchronous warpgroup MMA, copies by the TMA engine, softmax overlapped with
-// the products). The yardstick is the fastest of PyTorch's SDPA backends at the same shape (specs/attention.py).
-// Triton side: triton_src/attention.py.
+// per block and writes O once, which leaves the two products, on the tensor cores; v3 feeds them with half the
+// shared-memory reads, each K and V fragment serving twice the queries; v4 feeds them the way Hopper's are meant to
+// be fed (asynchronous warpgroup MMA, copies by the TMA engine, softmax overlapped with the products). The yardstick
+// is the fastest of PyTorch's SDPA backends at the same shape (specs/attention.py). Triton side:
+// triton_src/attention.py.
 #include "lab.h"
 
 // Both rows take the same arguments: scores is the float32 (B·H, S, S) workspace of a row that materializes the
@@ -28,6 +31,9 @@ cudaError_t launch_attention_naive(lab::DType dtype, const void* q, const void* 
                                    float* scores, int64_t heads, int64_t seq, int64_t head_dim, bool causal,
                                    cudaStream_t stream);
 cudaError_t launch_attention_flash2(lab::DType dtype, const void* q, const void* k, const void* v, void* o,
+                                    float* scores, int64_t heads, int64_t seq, int64_t head_dim, bool causal,
+                                    cudaStream_t stream);
+cudaError_t launch_attention_warp32(lab::DType dtype, const void* q, const void* k, const void* v, void* o,
                                     float* scores, int64_t heads, int64_t seq, int64_t head_dim, bool causal,
                                     cudaStream_t stream);
 cudaError_t launch_attention_wgmma(lab::DType dtype, const void* q, const void* k, const void* v, void* o,
@@ -63,7 +69,7 @@ cudaError_t dispatch_16bit(lab::DType dtype, Body&& body) {
 }
 
 // Calls go(T{}, D{}, Causal{}) with the type, the head size (std::integral_constant 64 or 128) and the mask
-// (std::bool_constant) as types: v2 and v3 take all three as template arguments, since they shape the kernels'
+// (std::bool_constant) as types: v2-v4 take all three as template arguments, since they shape the kernels'
 // registers and loops.
 template <typename Go>
 cudaError_t dispatch_tiled(lab::DType dtype, int64_t head_dim, bool causal, Go&& go) {
@@ -172,17 +178,19 @@ cudaError_t launch_attention_naive(lab::DType dtype, const void* q, const void* 
 // Edges: query and key rows past S are zero-filled by cp.async (a zero row of V, times p = 0, adds 0; garbage could
 // be NaN), keys past S masked to -inf, rows of O past S not stored. The grid is head-major, so the blocks resident
 // together share one head's K and V in L2.
-template <int kD>
+template <int kD, int kRowTiles = 1>
 struct Flash2Tile {
-  static constexpr int kBlockM = 64, kBlockN = 64;  // queries per block, keys per tile
-  static constexpr int kThreads = 128;              // 4 warps of 16 query rows
-  static constexpr int kStride = kD + 8;            // padded rows, in elements
+  static constexpr int kWarpRows = 16 * kRowTiles;  // query rows a warp owns: kRowTiles m16 tiles (v2 1, v3 2)
+  static constexpr int kBlockM = 4 * kWarpRows, kBlockN = 64;  // queries per block, keys per tile
+  static constexpr int kThreads = 128;                         // 4 warps
+  static constexpr bool kQInRegisters = kRowTiles == 1;        // v3's two tiles of O and S leave no room for Q
+  static constexpr int kStride = kD + 8;                       // padded rows, in elements
   static constexpr int kTileElems = kBlockN * kStride;
   static constexpr int kSmemBytes = (kBlockM * kStride + 4 * kTileElems) * 2;  // Q, then K and V of two stages
   static constexpr int kDSlices = kD / 16;       // k16 steps of Q Kᵀ
   static constexpr int kKeyTiles = kBlockN / 8;  // n8 tiles of a warp's 16×64 scores
   static constexpr int kOutTiles = kD / 8;       // n8 tiles of a warp's 16×D output
-  static_assert(kBlockM == 16 * (kThreads / 32) && kD % 16 == 0 && kBlockN % 16 == 0, "whole mma tiles per warp");
+  static_assert(kBlockM == kWarpRows * (kThreads / 32) && kD % 16 == 0 && kBlockN % 16 == 0, "whole mma tiles");
   static_assert(kBlockM * kD / 8 % kThreads == 0 && kBlockN * kD / 8 % kThreads == 0, "16-byte chunks split evenly");
 };
 
@@ -227,7 +235,7 @@ __device__ __forceinline__ void mask_scores(float (&s)[kTiles][4], int key, int 
 // row's max is -inf after the first tile (key 0 is in it and every row sees key 0), so m_old - m_new is never
 // -inf - (-inf); on the first tile it is -inf, and the rescaling of the empty O and l gives 0.
 // softmax_row does the step for row h and returns the rescaling factor of its O; online_softmax applies it at once
-// (v2), v3 later, when its O is no longer being written by the tensor cores.
+// (v2, v3), v4 later, when its O is no longer being written by the tensor cores.
 template <int kTiles>
 __device__ __forceinline__ float softmax_row(float (&s)[kTiles][4], int h, float& m, float& l, float scale_log2) {
   float tile_max = m;
@@ -266,7 +274,8 @@ __device__ __forceinline__ void online_softmax(float (&s)[kTiles][4], float (&ac
 
 // O = acc / l for this lane's two rows, `query` and query + 8 (o at the head's first row): the row's four lanes add
 // their shares of l, then each stores its pairs of adjacent outputs, rows past S left alone. acc is the m16n8 C
-// fragment (lab_mma.cuh) of kOutTiles n8 tiles: v2's mma.sync accumulators, v3's wgmma accumulator of one warp.
+// fragment (lab_mma.cuh) of kOutTiles n8 tiles: v2's and v3's mma.sync accumulators, v4's wgmma accumulator of
+// one warp.
 template <typename T, int kOutTiles>
 __device__ __forceinline__ void store_output(T* o, const float (&acc)[kOutTiles][4], const float (&l)[2], int query,
                                              int seq, int lane) {
@@ -285,11 +294,13 @@ __device__ __forceinline__ void store_output(T* o, const float (&acc)[kOutTiles]
   }
 }
 
-template <typename T, int kD, bool kCausal>
-__global__ void __launch_bounds__(Flash2Tile<kD>::kThreads)
+// The kernel of v2 (kRowTiles = 1) and v3 (kRowTiles = 2): each warp owns kRowTiles m16 tiles of query rows, r
+// indexing them below; every K and V fragment loaded from shared memory feeds one mma per tile.
+template <typename T, int kD, bool kCausal, int kRowTiles>
+__global__ void __launch_bounds__(Flash2Tile<kD, kRowTiles>::kThreads)
     attention_flash2_kernel(const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v,
                             T* __restrict__ o, int seq, int q_blocks, float scale_log2) {
-  using Cfg = Flash2Tile<kD>;
+  using Cfg = Flash2Tile<kD, kRowTiles>;
   // 1. Shared memory: the block's Q tile, then two stages of K and of V, rows padded.
   extern __shared__ __align__(16) unsigned char flash2_smem[];
   T* q_tile = reinterpret_cast<T*>(flash2_smem);
@@ -307,7 +318,8 @@ __global__ void __launch_bounds__(Flash2Tile<kD>::kThreads)
   v += offset;
   o += offset;
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  const int warp_query = first_query + warp * 16 + lane / 4;  // this lane's rows: warp_query and warp_query + 8
+  const int warp_row = warp * Cfg::kWarpRows;  // the warp's first row in the block; tile r starts 16r further
+  const int lane_query = first_query + warp_row + lane / 4;  // this lane's rows of tile r: that + 16r, and + 8
 
   // 3. The key tiles this block needs: all of them, or causal up to the one holding its last query.
   const int key_end = kCausal ? min(first_query + Cfg::kBlockM, seq) : seq;
@@ -322,16 +334,23 @@ __global__ void __launch_bounds__(Flash2Tile<kD>::kThreads)
   lab::cp_async_wait<1>();
   __syncthreads();
 
-  // 5. The warp's 16 rows of Q as mma A fragments, one per k16 slice of D, held for the whole key loop: lanes 0-15
-  //    address rows 0-15 at the slice's column, lanes 16-31 the same rows 8 columns on (a0..a3 in order).
-  uint32_t q_frag[Cfg::kDSlices][4];
+  // 5. Q's mma A fragments, one per row tile and k16 slice of D: lanes 0-15 address rows 0-15 at the slice's
+  //    column, lanes 16-31 the same rows 8 columns on (a0..a3 in order). v2 loads its tile's once and holds them
+  //    for the whole key loop; v3 loads them from shared memory again at every key tile.
+  auto load_q = [&](uint32_t (&frag)[4], int r, int kk) {
+    lab::ldmatrix_x4(frag, lab::smem_address(q_tile + (warp_row + 16 * r + lane % 16) * Cfg::kStride + kk * 16 +
+                                             (lane / 16) * 8));
+  };
+  uint32_t q_held[Cfg::kQInRegisters ? Cfg::kDSlices : 1][4];
+  if constexpr (Cfg::kQInRegisters) {
 #pragma unroll
-  for (int kk = 0; kk < Cfg::kDSlices; ++kk)
-    lab::ldmatrix_x4(q_frag[kk],
-                     lab::smem_address(q_tile + (warp * 16 + lane % 16) * Cfg::kStride + kk * 16 + (lane / 16) * 8));
+    for (int kk = 0; kk < Cfg::kDSlices; ++kk) load_q(q_held[kk], 0, kk);
+  }
 
-  float acc[Cfg::kOutTiles][4] = {};  // the warp's 16×D of O, unnormalized
-  float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
+  float acc[kRowTiles][Cfg::kOutTiles][4] = {};  // the warp's rows × D of O, unnormalized
+  float m[kRowTiles][2], l[kRowTiles][2];
+#pragma unroll
+  for (int r = 0; r < kRowTiles; ++r) m[r][0] = m[r][1] = -INFINITY, l[r][0] = l[r][1] = 0.0f;
 
   for (int t = 0; t < key_tiles; ++t) {
     // 6. Tile t has landed (the only group in flight), and after the barrier every warp is done with tile t-1,
@@ -347,27 +366,43 @@ __global__ void __launch_bounds__(Flash2Tile<kD>::kThreads)
     const T* k_tile = k_tiles + (t % 2) * Cfg::kTileElems;
     const T* v_tile = v_tiles + (t % 2) * Cfg::kTileElems;
 
-    // 7. S = Q Kᵀ for the warp's 16 queries and the tile's 64 keys. One ldmatrix.x4 gives the B fragments of two
-    //    n8 tiles: lanes 0-7 address keys 0-7 at the slice's column (b0 of the first), lanes 8-15 the same keys 8
-    //    columns on (its b1), lanes 16-31 keys 8-15 likewise (the second tile's b0, b1).
-    float s[Cfg::kKeyTiles][4] = {};
+    // 7. S = Q Kᵀ for the warp's queries and the tile's 64 keys. One ldmatrix.x4 gives the B fragments of two n8
+    //    tiles: lanes 0-7 address keys 0-7 at the slice's column (b0 of the first), lanes 8-15 the same keys 8
+    //    columns on (its b1), lanes 16-31 keys 8-15 likewise (the second tile's b0, b1); each row tile uses them.
+    float s[kRowTiles][Cfg::kKeyTiles][4] = {};
 #pragma unroll
-    for (int kk = 0; kk < Cfg::kDSlices; ++kk)
+    for (int kk = 0; kk < Cfg::kDSlices; ++kk) {
+      uint32_t a[kRowTiles][4];
+#pragma unroll
+      for (int r = 0; r < kRowTiles; ++r) {
+        if constexpr (Cfg::kQInRegisters) {
+#pragma unroll
+          for (int i = 0; i < 4; ++i) a[r][i] = q_held[kk][i];
+        } else {
+          load_q(a[r], r, kk);
+        }
+      }
 #pragma unroll
       for (int n = 0; n < Cfg::kKeyTiles; n += 2) {
         uint32_t b[4];
         const int key = n * 8 + (lane / 16) * 8 + lane % 8, col = kk * 16 + (lane / 8) % 2 * 8;
         lab::ldmatrix_x4(b, lab::smem_address(k_tile + key * Cfg::kStride + col));
-        lab::mma_16816<T>(s[n], q_frag[kk], b[0], b[1]);
-        lab::mma_16816<T>(s[n + 1], q_frag[kk], b[2], b[3]);
+#pragma unroll
+        for (int r = 0; r < kRowTiles; ++r) {
+          lab::mma_16816<T>(s[r][n], a[r], b[0], b[1]);
+          lab::mma_16816<T>(s[r][n + 1], a[r], b[2], b[3]);
+        }
       }
+    }
 
-    // 8. The mask, on the tiles that need one: the partial tile past S, and causal the tile the diagonal crosses.
+    // 8. The mask, on the tiles that need one: the partial tile past S, and causal the tiles the diagonal crosses.
     const int first_key = t * Cfg::kBlockN;
-    if (first_key + Cfg::kBlockN > seq || (kCausal && first_key + Cfg::kBlockN - 1 > first_query))
-      mask_scores<kCausal>(s, first_key + 2 * (lane % 4), warp_query, seq);
-
-    online_softmax(s, acc, m, l, scale_log2);
+    const bool masked = first_key + Cfg::kBlockN > seq || (kCausal && first_key + Cfg::kBlockN - 1 > first_query);
+#pragma unroll
+    for (int r = 0; r < kRowTiles; ++r) {
+      if (masked) mask_scores<kCausal>(s[r], first_key + 2 * (lane % 4), lane_query + 16 * r, seq);
+      online_softmax(s[r], acc[r], m[r], l[r], scale_log2);
+    }
 
     // 9. O += P V, 16 keys at a time. The accumulators of n8 tiles 2ks and 2ks+1 are the A fragment of keys
     //    16ks..16ks+15 (a0 = tile 2ks rows g, a1 = its rows g+8, a2 and a3 = tile 2ks+1), rounded to fp16/bf16.
@@ -375,26 +410,35 @@ __global__ void __launch_bounds__(Flash2Tile<kD>::kThreads)
     //    the same keys 8 columns on, giving (b0, b1) of the first n8 tile of D, then of the second.
 #pragma unroll
     for (int ks = 0; ks < Cfg::kKeyTiles / 2; ++ks) {
-      const uint32_t p[4] = {pack_pair<T>(s[2 * ks][0], s[2 * ks][1]), pack_pair<T>(s[2 * ks][2], s[2 * ks][3]),
-                             pack_pair<T>(s[2 * ks + 1][0], s[2 * ks + 1][1]),
-                             pack_pair<T>(s[2 * ks + 1][2], s[2 * ks + 1][3])};
+      uint32_t p[kRowTiles][4];
+#pragma unroll
+      for (int r = 0; r < kRowTiles; ++r) {
+        p[r][0] = pack_pair<T>(s[r][2 * ks][0], s[r][2 * ks][1]);
+        p[r][1] = pack_pair<T>(s[r][2 * ks][2], s[r][2 * ks][3]);
+        p[r][2] = pack_pair<T>(s[r][2 * ks + 1][0], s[r][2 * ks + 1][1]);
+        p[r][3] = pack_pair<T>(s[r][2 * ks + 1][2], s[r][2 * ks + 1][3]);
+      }
 #pragma unroll
       for (int n = 0; n < Cfg::kOutTiles; n += 2) {
         uint32_t b[4];
         lab::ldmatrix_x4_trans(
             b, lab::smem_address(v_tile + (ks * 16 + lane % 16) * Cfg::kStride + n * 8 + (lane / 16) * 8));
-        lab::mma_16816<T>(acc[n], p, b[0], b[1]);
-        lab::mma_16816<T>(acc[n + 1], p, b[2], b[3]);
+#pragma unroll
+        for (int r = 0; r < kRowTiles; ++r) {
+          lab::mma_16816<T>(acc[r][n], p[r], b[0], b[1]);
+          lab::mma_16816<T>(acc[r][n + 1], p[r], b[2], b[3]);
+        }
       }
     }
   }
   lab::cp_async_wait<0>();  // the last group is empty, but none may be pending at exit
 
   // 10. O = acc / l, rows past S left alone.
-  store_output<T>(o, acc, l, warp_query, seq, lane);
+#pragma unroll
+  for (int r = 0; r < kRowTiles; ++r) store_output<T>(o, acc[r], l[r], lane_query + 16 * r, seq, lane);
 }
 
-// The grid of v2 and v3: one block per Cfg::kBlockM queries of each head, head by head, in a 1-D grid; the kernel
+// The grid of v2-v4: one block per Cfg::kBlockM queries of each head, head by head, in a 1-D grid; the kernel
 // takes `inputs`, then S, the number of query blocks a head and the scale with log2(e) folded in.
 template <typename Cfg, int kD, typename Kernel, typename... Inputs>
 cudaError_t launch_query_blocks(Kernel kernel, int64_t heads, int64_t seq, cudaStream_t stream, Inputs... inputs) {
@@ -408,24 +452,45 @@ cudaError_t launch_query_blocks(Kernel kernel, int64_t heads, int64_t seq, cudaS
   return cudaGetLastError();
 }
 
-template <typename T, int kD, bool kCausal>
+template <typename T, int kD, bool kCausal, int kRowTiles = 1>
 cudaError_t launch_flash2(const T* q, const T* k, const T* v, T* o, int64_t heads, int64_t seq, cudaStream_t stream) {
-  return launch_query_blocks<Flash2Tile<kD>, kD>(attention_flash2_kernel<T, kD, kCausal>, heads, seq, stream, q, k, v,
-                                                 o);
+  return launch_query_blocks<Flash2Tile<kD, kRowTiles>, kD>(attention_flash2_kernel<T, kD, kCausal, kRowTiles>, heads,
+                                                            seq, stream, q, k, v, o);
 }
 
-cudaError_t launch_attention_flash2(lab::DType dtype, const void* q, const void* k, const void* v, void* o,
-                                    float* /*scores*/, int64_t heads, int64_t seq, int64_t head_dim, bool causal,
-                                    cudaStream_t stream) {
+// v2 and v3 differ in the row tiles a warp owns only.
+template <int kRowTiles>
+cudaError_t launch_flash2_rows(lab::DType dtype, const void* q, const void* k, const void* v, void* o, int64_t heads,
+                               int64_t seq, int64_t head_dim, bool causal, cudaStream_t stream) {
   return dispatch_tiled(dtype, head_dim, causal, [&](auto tag, auto d, auto mask) {
     using T = decltype(tag);
-    return launch_flash2<T, decltype(d)::value, decltype(mask)::value>(
+    return launch_flash2<T, decltype(d)::value, decltype(mask)::value, kRowTiles>(
         static_cast<const T*>(q), static_cast<const T*>(k), static_cast<const T*>(v), static_cast<T*>(o), heads, seq,
         stream);
   });
 }
 
-// ---- v3 wgmma: FlashAttention-3, Hopper's warpgroup MMA fed by TMA, softmax overlapped with the products. ---------
+cudaError_t launch_attention_flash2(lab::DType dtype, const void* q, const void* k, const void* v, void* o,
+                                    float* /*scores*/, int64_t heads, int64_t seq, int64_t head_dim, bool causal,
+                                    cudaStream_t stream) {
+  return launch_flash2_rows<1>(dtype, q, k, v, o, heads, seq, head_dim, causal, stream);
+}
+
+// ---- v3 warp32: FlashAttention-2's own tile, 32 queries a warp. -------------------------------------------------
+// What changes against flash2: each warp owns two m16 tiles of query rows (32), so a block holds 128 queries, the
+// tile FlashAttention-2 itself runs at D = 128 on Hopper. Every K fragment (Q Kᵀ) and V fragment (P V) loaded by
+// ldmatrix now feeds two mma.sync instead of one, which halves the shared-memory reads per product of those
+// operands, and the two tiles' products are independent, so a warp has twice the work in flight between
+// dependent instructions. The cost is registers: two tiles of O (D/2 each) and of S (32 each) leave no room for
+// Q's fragments (D/4 a tile), which are loaded from shared memory again at every key tile, as FlashAttention-2
+// does. Shared memory: Q 128 rows + two stages of K and V, 104 KB at D = 128, still two blocks per SM.
+cudaError_t launch_attention_warp32(lab::DType dtype, const void* q, const void* k, const void* v, void* o,
+                                    float* /*scores*/, int64_t heads, int64_t seq, int64_t head_dim, bool causal,
+                                    cudaStream_t stream) {
+  return launch_flash2_rows<2>(dtype, q, k, v, o, heads, seq, head_dim, causal, stream);
+}
+
+// ---- v4 wgmma: FlashAttention-3, Hopper's warpgroup MMA fed by TMA, softmax overlapped with the products. ---------
 // What changes against flash2, and why each helps (FlashAttention-3, Shah et al. 2024; matmul.cu v5 is the same
 // machinery on a plain GEMM):
 //  * wgmma instead of mma.sync: a warpgroup (4 warps, 64 query rows) multiplies 64×16 by 16×N per instruction,
@@ -755,6 +820,9 @@ at::Tensor attention_naive(const at::Tensor& q, const at::Tensor& k, const at::T
 at::Tensor attention_flash2(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
   return run_attention(q, k, v, "attention", false, "flash2", launch_attention_flash2);
 }
+at::Tensor attention_warp32(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
+  return run_attention(q, k, v, "attention", false, "warp32", launch_attention_warp32);
+}
 at::Tensor attention_wgmma(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
   return run_attention(q, k, v, "attention", false, "wgmma", launch_attention_wgmma);
 }
@@ -762,12 +830,14 @@ at::Tensor attention_wgmma(const at::Tensor& q, const at::Tensor& k, const at::T
 TORCH_LIBRARY(lab_attention, m) {
   m.def("naive(Tensor q, Tensor k, Tensor v) -> Tensor");
   m.def("flash2(Tensor q, Tensor k, Tensor v) -> Tensor");
+  m.def("warp32(Tensor q, Tensor k, Tensor v) -> Tensor");
   m.def("wgmma(Tensor q, Tensor k, Tensor v) -> Tensor");
 }
 
 TORCH_LIBRARY_IMPL(lab_attention, CUDA, m) {
   m.impl("naive", &attention_naive);
   m.impl("flash2", &attention_flash2);
+  m.impl("warp32", &attention_warp32);
   m.impl("wgmma", &attention_wgmma);
 }
 #endif  // LAB_ATTENTION_KERNELS_ONLY

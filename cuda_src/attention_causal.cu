@@ -7,7 +7,9 @@
 //   v2 flash2   attention.cu's v2 with the mask on: a block stops at the key tile holding its last query (the tiles
 //               above the diagonal are never loaded), masks only the tile the diagonal crosses, and the blocks of a
 //               head start with the latest queries, which have the most keys
-//   v3 wgmma    attention.cu's v3 with the mask on: the same walk up to the diagonal (128 queries and 128 keys a
+//   v3 warp32   attention.cu's v3 with the mask on: as v2, with 128 queries a block the diagonal crosses its last
+//               two key tiles
+//   v4 wgmma    attention.cu's v4 with the mask on: the same walk up to the diagonal (128 queries and 128 keys a
 //               tile, so only a block's last tile is masked), latest queries first
 //
 // No kernel is written twice: this file compiles cuda_src/attention.cu (its kernels, launchers and the checks of
@@ -24,6 +26,9 @@ at::Tensor attention_causal_naive(const at::Tensor& q, const at::Tensor& k, cons
 at::Tensor attention_causal_flash2(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
   return run_attention(q, k, v, "attention_causal", true, "flash2", launch_attention_flash2);
 }
+at::Tensor attention_causal_warp32(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
+  return run_attention(q, k, v, "attention_causal", true, "warp32", launch_attention_warp32);
+}
 at::Tensor attention_causal_wgmma(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
   return run_attention(q, k, v, "attention_causal", true, "wgmma", launch_attention_wgmma);
 }
@@ -31,12 +36,14 @@ at::Tensor attention_causal_wgmma(const at::Tensor& q, const at::Tensor& k, cons
 TORCH_LIBRARY(lab_attention_causal, m) {
   m.def("naive(Tensor q, Tensor k, Tensor v) -> Tensor");
   m.def("flash2(Tensor q, Tensor k, Tensor v) -> Tensor");
+  m.def("warp32(Tensor q, Tensor k, Tensor v) -> Tensor");
   m.def("wgmma(Tensor q, Tensor k, Tensor v) -> Tensor");
 }
 
 TORCH_LIBRARY_IMPL(lab_attention_causal, CUDA, m) {
   m.impl("naive", &attention_causal_naive);
   m.impl("flash2", &attention_causal_flash2);
+  m.impl("warp32", &attention_causal_warp32);
   m.impl("wgmma", &attention_causal_wgmma);
 }
 

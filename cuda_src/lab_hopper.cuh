@@ -1,5 +1,5 @@
 // mbarrier, TMA and wgmma (sm_90 / sm_90a): the warpgroup tensor-core path of matmul.cu v5, fp8_matmul.cu v3 and
-// attention.cu v3, the driver call that encodes their TMA tensor maps, and the block-tile grid and paired stores the
+// attention.cu v4, the driver call that encodes their TMA tensor maps, and the block-tile grid and paired stores the
 // matmuls' launchers and epilogues share with matmul.cu v4. Each inline-asm instruction is a function named after it
 // (PTX ISA names in quotes); nothing here decides tiling or order, the kernels do. Included only in the
 // `#ifdef __CUDACC__` half.
@@ -133,7 +133,7 @@ __device__ __forceinline__ void wgmma_fence_operand(uint32_t (&a)[kRegisters]) {
   for (int i = 0; i < kRegisters; ++i) asm volatile("" : "+r"(a[i])::"memory");
 }
 
-// ---- 16-bit wgmma m64nNk16, N = 64 or 128 (attention.cu v3): A from shared memory or registers. ---------------------
+// ---- 16-bit wgmma m64nNk16, N = 64 or 128 (attention.cu v4): A from shared memory or registers. ---------------------
 // The accumulator operand lists of 32 and 64 registers, and the "+f" operands that fill them.
 #define LAB_WGMMA_D32                                                                                                  \
   "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, "              \
