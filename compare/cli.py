@@ -145,8 +145,8 @@ def make_parser() -> argparse.ArgumentParser:
                         "ends the run)")
     p.add_argument("--check-rows", type=positive_int, default=1, metavar="N",
                    help="check up to N rows at once, each in its own worker, on the one GPU; a timed cell and the "
-                        "kernel accounting still have the GPU to themselves, every other row waiting (default 1: one "
-                        "row after another)")
+                        "kernel accounting still have the GPU to themselves, every other row waiting, and so does a "
+                        "row's first call at each shape where it autotunes (default 1: one row after another)")
     p.add_argument("--gpus", metavar="WHICH",
                    help="share each op's rows out over several GPUs of this host: 'all', a count (2: the first two) "
                         "or indices (0,2); each GPU measures its own ceilings, GPUs of different models write a "

@@ -365,9 +365,9 @@ def run_row(pool, op: Op, impl: discover.Impl, options: Options, timed: list) ->
         with clock("checks"):
             cases = schedule.check_cases(op, impl.name, dtypes, gpu, timed, options.seed)
             _row_display.phase("checks", len(cases))
-            for case in cases:
+            for case, alone in zip(cases, checked_alone(impl, cases)):
                 _row_display.step()
-                result = _check(pool, op, impl, case, device, out.seconds)
+                result = _check(pool, op, impl, case, device, out.seconds, alone)
                 out.checks.append(result)
                 if case.dtype not in first_of_dtype and impl.backend == "triton" and result.warmup_s is not None:
                     out.jit.append(_first_call(impl, schedule.dtype_name(case.dtype), result.warmup_s))
@@ -445,22 +445,48 @@ def _call(pool, impl, name: str, *args, context: str = ""):
     return value
 
 
+def _tunes_when_first_called(impl) -> bool:
+    """Rows whose first call at a shape may benchmark candidate configurations and keep the fastest: Triton's
+    autotuner, torch.compile's max-autotune. Their first case at each dtype and shape runs with the GPU alone:
+    beside other rows' checks, the candidates' timings would measure the contention, and the configuration they
+    pick stays for every later call, the timed ones included."""
+    return impl.backend == "triton" or impl.name == "torch:compile-max-autotune"
+
+
+def checked_alone(impl, cases: list[schedule.CheckCase]) -> list[bool]:
+    """Per case, whether it runs with the GPU alone: a row's first case at each dtype and shape, where the row
+    tunes when first called."""
+    if not _tunes_when_first_called(impl):
+        return [False] * len(cases)
+    seen, alone = set(), []
+    for case in cases:
+        alone.append((case.dtype, case.shape) not in seen)
+        seen.add((case.dtype, case.shape))
+    return alone
+
+
 class _OutOfMemory(Exception):
     """A case ran out of GPU memory, in the parent (inputs, judging) or in the row's worker."""
 
 
-def _check(pool, op: Op, impl, case: schedule.CheckCase, device, seconds: dict | None = None) -> check.CheckResult:
+def _check(pool, op: Op, impl, case: schedule.CheckCase, device, seconds: dict | None = None,
+           alone: bool = False) -> check.CheckResult:
     """One case, beside the other rows' checks; where the GPU's memory, shared with them, ran out, the case again
     with the GPU alone (rows checked at once each hold a case's inputs, outputs and float64 reference: eight rows
-    of a large case can fill a GPU that holds any one of them), and an error only where it does not fit alone."""
+    of a large case can fill a GPU that holds any one of them), and an error only where it does not fit alone.
+    alone: the case has the GPU to itself from the start (a first call that autotunes: checked_alone)."""
     seconds = seconds if seconds is not None else {}
-    try:
-        with _gate.shared():  # inputs, calls and judging all use the GPU
-            return _check_case(pool, op, impl, case, device, seconds)
-    except _OutOfMemory:
-        pass
+    if alone:
+        phase = "checks/first calls at a shape, alone (autotuning)"
+    else:
+        try:
+            with _gate.shared():  # inputs, calls and judging all use the GPU
+                return _check_case(pool, op, impl, case, device, seconds)
+        except _OutOfMemory:
+            pass
+        phase = "checks/run again alone, out of GPU memory beside other rows"
     clock = _PhaseClock(seconds)
-    with clock("checks/run again alone, out of GPU memory beside other rows"), _gate.exclusive():
+    with clock(phase), _gate.exclusive():
         torch.cuda.empty_cache()  # what the parent's threads left cached goes back before the case runs alone
         try:
             return _check_case(pool, op, impl, case, device, seconds)

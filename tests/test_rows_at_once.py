@@ -180,3 +180,44 @@ def test_kept_outputs_of_an_in_place_row_are_copies_that_later_calls_leave_alone
     (first_set, first), (last_set, last) = recorder.first, recorder.last
     assert (first_set, last_set) == (0, 0)
     assert torch.equal(first, torch.ones(4)) and torch.equal(last, torch.full((4,), 2.0))
+
+
+def test_a_row_that_autotunes_meets_each_dtype_and_shape_first_with_the_gpu_alone(monkeypatch):
+    # Triton's autotuner times its candidate configurations on the first call at a key and keeps the fastest for
+    # every later call, the timed ones too: beside other rows' checks it would time the contention instead.
+    import torch
+
+    from compare import check, discover, runner, schedule
+
+    op = discover.load_op("attention")
+    timed = [tuple(s) for s in op.bench_shapes[:2]]
+    rows = {i.name: i for i in discover.implementations(op)}
+    rows["torch:compile-max-autotune"] = discover.Impl(op.name, "torch", "compile-max-autotune", None)  # opt-in mode
+    for name, tunes in (("triton:tuned", True), ("torch:compile-max-autotune", True), ("cuda:flash2", False),
+                        ("torch:eager", False), ("torch:compile", False)):
+        impl = rows[name]
+        cases = schedule.check_cases(op, name, list(op.dtypes), True, timed)
+        alone = runner.checked_alone(impl, cases)
+        firsts = {(c.dtype, c.shape) for c in cases}
+        assert sum(alone) == (len(firsts) if tunes else 0), name
+        if tunes:  # the first case of each (dtype, shape), which is the first call there
+            seen = set()
+            for case, by_itself in zip(cases, alone):
+                assert by_itself == ((case.dtype, case.shape) not in seen), (name, case)
+                seen.add((case.dtype, case.shape))
+
+    # And such a case does run under the exclusive gate, never beside a shared one.
+    gate, held = runner._GpuGate(), []
+    monkeypatch.setattr(runner, "_gate", gate)
+
+    def case_recording_the_gate(pool, op, impl, case, device, seconds):
+        held.append(gate._exclusive)
+        return check.failed_result(op, impl.name, case, "ok", "")
+
+    monkeypatch.setattr(runner, "_check_case", case_recording_the_gate)
+    gelu, case = _one_case()
+    seconds = {}
+    runner._check(None, gelu, _Row(), case, "cpu", seconds, alone=True)
+    runner._check(None, gelu, _Row(), case, "cpu", seconds)
+    assert held == [True, False] and "checks/first calls at a shape, alone (autotuning)" in seconds
+    assert torch.float32 in gelu.dtypes
