@@ -146,3 +146,20 @@ def test_flops_are_counted_the_standard_way():
     assert OP.flops(shape) == 4 * 2 * 16 * 4096**2 * 128
     assert CAUSAL.flops(shape) == OP.flops(shape) // 2
     assert OP.bytes_moved(shape, torch.bfloat16) == 4 * math.prod(shape) * 2
+
+
+def test_sdpa_rows_get_row_major_aligned_inputs_and_contiguous_ones_untouched():
+    # The fused SDPA backends misread strided inputs (cuDNN wrote NaN, flash faulted, efficient refused): their
+    # rows copy any input that is not row-major at a 16-byte aligned base, and only those.
+    storage = torch.randn(2 * 3 * 80 * 64 + 8, dtype=torch.float16)
+    plain = storage[: 2 * 3 * 80 * 64].view(2, 3, 80, 64)
+    assert attention.aligned_contiguous(plain) is plain
+    offset = storage[1: 1 + 2 * 3 * 80 * 64].view(2, 3, 80, 64)  # row-major, its base one element in
+    transposed_one_token = torch.randn(1, 1, 64, 1, dtype=torch.float16).transpose(-1, -2)  # is_contiguous() passes
+    column_slice = torch.randn(2, 3, 80, 96, dtype=torch.float16)[..., :64]
+    assert transposed_one_token.is_contiguous() and transposed_one_token.stride() != (64, 64, 64, 1)
+    for strided in (offset, transposed_one_token, column_slice):
+        copied = attention.aligned_contiguous(strided)
+        assert copied.data_ptr() != strided.data_ptr() and copied.data_ptr() % 16 == 0
+        assert copied.stride() == tuple(math.prod(copied.shape[i + 1:]) for i in range(4))
+        assert torch.equal(copied, strided)
