@@ -452,7 +452,8 @@ template <typename Cfg, int kD, typename Kernel, typename... Inputs>
 cudaError_t launch_query_blocks(Kernel kernel, int64_t heads, int64_t seq, cudaStream_t stream, Inputs... inputs) {
   const int64_t q_blocks = (seq + Cfg::kBlockM - 1) / Cfg::kBlockM;
   if (seq > INT_MAX / 2 || heads * q_blocks > INT_MAX) return cudaErrorInvalidConfiguration;
-  // Above 48 KB of dynamic shared memory a kernel must opt in (v2 at D = 128 takes 85 KB: two blocks per SM).
+  // Above 48 KB of dynamic shared memory a kernel must opt in (at D = 128 v2 takes 85 KB, v3 102 KB: two blocks
+  // per SM either way).
   const cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes);
   if (err != cudaSuccess) return err;
   kernel<<<static_cast<unsigned int>(heads * q_blocks), Cfg::kThreads, Cfg::kSmemBytes, stream>>>(
@@ -491,7 +492,7 @@ cudaError_t launch_attention_flash2(lab::DType dtype, const void* q, const void*
 // operands, and the two tiles' products are independent, so a warp has twice the work in flight between
 // dependent instructions. The cost is registers: two tiles of O (D/2 each) and of S (32 each) leave no room for
 // Q's fragments (D/4 a tile), which are loaded from shared memory again at every key tile, as FlashAttention-2
-// does. Shared memory: Q 128 rows + two stages of K and V, 104 KB at D = 128, still two blocks per SM.
+// does. Shared memory: Q 128 rows + two stages of K and V, 102 KB at D = 128, still two blocks per SM.
 cudaError_t launch_attention_warp32(lab::DType dtype, const void* q, const void* k, const void* v, void* o,
                                     float* /*scores*/, int64_t heads, int64_t seq, int64_t head_dim, bool causal,
                                     cudaStream_t stream) {
