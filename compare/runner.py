@@ -476,7 +476,7 @@ def _check(pool, op: Op, impl, case: schedule.CheckCase, device, seconds: dict |
     of a large case can fill a GPU that holds any one of them), and an error only where it does not fit alone.
     alone: the case has the GPU to itself from the start (a first call that autotunes: checked_alone)."""
     seconds = seconds if seconds is not None else {}
-    if alone:
+    if alone and isinstance(_gate, _GpuGate):  # one row at a time (_NoGate): every case has the GPU alone anyway
         phase = "checks/first calls at a shape, alone (autotuning)"
     else:
         try:

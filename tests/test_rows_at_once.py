@@ -220,4 +220,9 @@ def test_a_row_that_autotunes_meets_each_dtype_and_shape_first_with_the_gpu_alon
     runner._check(None, gelu, _Row(), case, "cpu", seconds, alone=True)
     runner._check(None, gelu, _Row(), case, "cpu", seconds)
     assert held == [True, False] and "checks/first calls at a shape, alone (autotuning)" in seconds
+    # One row at a time, every case has the GPU alone: no phase of its own.
+    monkeypatch.setattr(runner, "_gate", runner._NoGate())
+    serial = {}
+    runner._check(None, gelu, _Row(), case, "cpu", serial, alone=True)
+    assert not any("alone" in phase for phase in serial)
     assert torch.float32 in gelu.dtypes
