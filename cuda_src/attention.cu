@@ -25,7 +25,7 @@
 // triton_src/attention.py.
 #include "lab.h"
 
-// Both rows take the same arguments: scores is the float32 (B·H, S, S) workspace of a row that materializes the
+// Every row takes the same arguments: scores is the float32 (B·H, S, S) workspace of a row that materializes the
 // scores (v1), null for the others; heads = B·H; causal hides key j from query i for j > i.
 cudaError_t launch_attention_naive(lab::DType dtype, const void* q, const void* k, const void* v, void* o,
                                    float* scores, int64_t heads, int64_t seq, int64_t head_dim, bool causal,
@@ -461,28 +461,23 @@ cudaError_t launch_query_blocks(Kernel kernel, int64_t heads, int64_t seq, cudaS
   return cudaGetLastError();
 }
 
-template <typename T, int kD, bool kCausal, int kRowTiles = 1>
-cudaError_t launch_flash2(const T* q, const T* k, const T* v, T* o, int64_t heads, int64_t seq, cudaStream_t stream) {
-  return launch_query_blocks<Flash2Tile<kD, kRowTiles>, kD>(attention_flash2_kernel<T, kD, kCausal, kRowTiles>, heads,
-                                                            seq, stream, q, k, v, o);
-}
-
 // v2 and v3 differ in the row tiles a warp owns only.
 template <int kRowTiles>
-cudaError_t launch_flash2_rows(lab::DType dtype, const void* q, const void* k, const void* v, void* o, int64_t heads,
-                               int64_t seq, int64_t head_dim, bool causal, cudaStream_t stream) {
+cudaError_t launch_flash2(lab::DType dtype, const void* q, const void* k, const void* v, void* o, int64_t heads,
+                          int64_t seq, int64_t head_dim, bool causal, cudaStream_t stream) {
   return dispatch_tiled(dtype, head_dim, causal, [&](auto tag, auto d, auto mask) {
     using T = decltype(tag);
-    return launch_flash2<T, decltype(d)::value, decltype(mask)::value, kRowTiles>(
-        static_cast<const T*>(q), static_cast<const T*>(k), static_cast<const T*>(v), static_cast<T*>(o), heads, seq,
-        stream);
+    constexpr int kD = decltype(d)::value;
+    return launch_query_blocks<Flash2Tile<kD, kRowTiles>, kD>(
+        attention_flash2_kernel<T, kD, decltype(mask)::value, kRowTiles>, heads, seq, stream,
+        static_cast<const T*>(q), static_cast<const T*>(k), static_cast<const T*>(v), static_cast<T*>(o));
   });
 }
 
 cudaError_t launch_attention_flash2(lab::DType dtype, const void* q, const void* k, const void* v, void* o,
                                     float* /*scores*/, int64_t heads, int64_t seq, int64_t head_dim, bool causal,
                                     cudaStream_t stream) {
-  return launch_flash2_rows<1>(dtype, q, k, v, o, heads, seq, head_dim, causal, stream);
+  return launch_flash2<1>(dtype, q, k, v, o, heads, seq, head_dim, causal, stream);
 }
 
 // ---- v3 warp32: FlashAttention-2's own tile, 32 queries a warp. -------------------------------------------------
@@ -496,7 +491,7 @@ cudaError_t launch_attention_flash2(lab::DType dtype, const void* q, const void*
 cudaError_t launch_attention_warp32(lab::DType dtype, const void* q, const void* k, const void* v, void* o,
                                     float* /*scores*/, int64_t heads, int64_t seq, int64_t head_dim, bool causal,
                                     cudaStream_t stream) {
-  return launch_flash2_rows<2>(dtype, q, k, v, o, heads, seq, head_dim, causal, stream);
+  return launch_flash2<2>(dtype, q, k, v, o, heads, seq, head_dim, causal, stream);
 }
 
 // ---- v4 wgmma: FlashAttention-3, Hopper's warpgroup MMA fed by TMA, softmax overlapped with the products. ---------

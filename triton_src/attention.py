@@ -152,11 +152,10 @@ def attention_basic_kernel(q_ptr, k_ptr, v_ptr, o_ptr, seq_len, qk_scale, CAUSAL
 
 def run_basic(name: str, q, k, v, causal: bool) -> torch.Tensor:
     o = checked_output(name, q, k, v)
-    b, h, s, d = q.shape
+    s, d = q.shape[-2:]
     if o.numel():
-        grid = (triton.cdiv(s, 64) * b * h,)
-        attention_basic_kernel[grid](q, k, v, o, s, softmax_scale(d), CAUSAL=causal, HEAD_DIM=d, BLOCK_M=64,
-                                     BLOCK_N=64, num_warps=4)
+        attention_basic_kernel[query_grid(q)](q, k, v, o, s, softmax_scale(d), CAUSAL=causal, HEAD_DIM=d,
+                                              BLOCK_M=64, BLOCK_N=64, num_warps=4)
     return o
 
 
@@ -215,6 +214,7 @@ def attention_tuned_kernel(q_ptr, k_ptr, v_ptr, o_ptr, seq_len, qk_scale, CAUSAL
 
 
 def query_grid(q: torch.Tensor):
+    """The 1-D grid _program_tile reads: one program per block of BLOCK_M queries of each head."""
     b, h, s, _ = q.shape
     return lambda meta: (triton.cdiv(s, meta["BLOCK_M"]) * b * h,)
 

@@ -7,7 +7,7 @@ import triton
 import triton.language as tl
 
 from triton_src.attention import (_head_bases, _load_queries, _program_tile, _running_state, _store_rows,
-                                  checked_output, softmax_scale)
+                                  checked_output, query_grid, softmax_scale)
 
 
 @triton.jit
@@ -35,8 +35,8 @@ def attention_unrescaled_kernel(q_ptr, k_ptr, v_ptr, o_ptr, seq_len, qk_scale, H
 
 def unrescaled(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     o = checked_output("attention", q, k, v)
-    b, h, s, d = q.shape
+    s, d = q.shape[-2:]
     if o.numel():
-        attention_unrescaled_kernel[(triton.cdiv(s, 16) * b * h,)](q, k, v, o, s, softmax_scale(d), HEAD_DIM=d,
-                                                                 BLOCK_M=16, BLOCK_N=16)
+        attention_unrescaled_kernel[query_grid(q)](q, k, v, o, s, softmax_scale(d), HEAD_DIM=d, BLOCK_M=16,
+                                                   BLOCK_N=16)
     return o
