@@ -1,4 +1,4 @@
-# torch:compile, float16, B=32 H=16 S=512 D=128: output code captured from torch.compile (torch 2.11.0+cu130) by `python -m compare attention --check-rows 8`
+# torch:compile, float16, B=32 H=16 S=512 D=128: output code captured from torch.compile (torch 2.11.0+cu130) by `python -m compare attention attention_causal --check-rows 8`
 # AOT ID: ['36_inference']
 from ctypes import c_void_p, c_long, c_int
 import torch
@@ -35,7 +35,7 @@ async_compile = AsyncCompile()
 empty_strided_p2p = torch._C._distributed_c10d._SymmetricMemory.empty_strided_p2p
 
 
-# kernel path: /tmp/tmp2w_y8ilu/ti/ctiaa3apqakvqtyehfi4toozz7jkcqyqionrvzf376ncsabasdjv.py
+# kernel path: /tmp/tmp1c3gy8k9/ti/ctiaa3apqakvqtyehfi4toozz7jkcqyqionrvzf376ncsabasdjv.py
 # Topologically Sorted Source Nodes: [view, exp_, sum_1, div_, to], Original ATen: [aten.view, aten.mul, aten.amax, aten.sub, aten.exp, aten.sum, aten.div, aten._to_copy]
 # Source node to ATen node mapping:
 #   div_ => div
