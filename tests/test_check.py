@@ -240,3 +240,64 @@ def test_outputs_are_judged_in_their_own_dtypes_and_exact_tolerances_are_exact()
     ok, message, _ = check.compare_outputs((nudged.view(torch.float8_e4m3fn), scales), ref,
                                            op.tolerance(torch.float32, (3, 64, 32)), expect, op.output_names)
     assert not ok and "1 of 192" in message, message
+
+
+def _judgment_cases():
+    """(out, ref, tol, dtype): outputs right, barely right, wrong in one element, NaN, inf, against finite and
+    overflowing references, with relative, absolute, ulp and exact tolerances."""
+    g = torch.Generator().manual_seed(1)
+    ref = torch.randn(3000, generator=g, dtype=torch.float64) * 3
+    ref[::97] = 0.0
+    relative = Tolerance(atol=1e-5, rtol=1e-3)
+    for dtype in (torch.float32, torch.float16, torch.bfloat16):
+        right = ref.to(dtype)
+        for reference in (ref, right.to(torch.float64)):  # the second held exactly by the dtype: exact tolerances pass
+            for tol in (relative, Tolerance(atol=0.0, rtol=1e-2), Tolerance(atol=0.0, rtol=0.0, ulps=1),
+                        Tolerance(atol=0.0, rtol=0.0)):
+                yield right, reference, tol, dtype
+                for index, value in ((5, 1.0), (6, float("nan")), (7, float("inf")), (97, 1e-3)):
+                    wrong = right.clone()
+                    wrong[index] = wrong[index] + value if value in (1.0, 1e-3) else value
+                    yield wrong, reference, tol, dtype
+    overflowing = ref.clone()
+    overflowing[3] = 1e6  # rounds to inf in float16: the output must be inf there
+    for at_3 in (float("inf"), 65504.0):
+        out = overflowing.to(torch.float16)
+        out[3] = at_3
+        yield out, overflowing, relative, torch.float16
+    yield torch.empty(0), torch.empty(0, dtype=torch.float64), relative, torch.float32
+
+
+def test_the_short_path_of_the_judge_agrees_with_the_full_judgment():
+    """compare() judges a passing output in a few passes and falls back to the element-by-element judgment
+    otherwise: on every case the verdict, the figures and the message are the full judgment's."""
+    seen = set()
+    for out, ref, tol, dtype in _judgment_cases():
+        ok, message, figures = check.compare(out, ref, tol, dtype)
+        full = check._judged_in_full(out.to(torch.float64), check.expectation(ref, tol, dtype), tol)
+        assert (ok, message) == full[:2], (dtype, tol, message, full[1])
+        assert figures.keys() == full[2].keys()
+        for key, value in figures.items():
+            assert value == full[2][key] or (value != value and full[2][key] != full[2][key]), (key, dtype, tol)
+        seen.add(ok)
+    assert seen == {True, False}
+
+
+def _degenerate_by_the_median(ref, tol):
+    """is_degenerate as first written: the all-zeros output, then the median as the constant, always."""
+    bound = tol.atol + tol.rtol * ref.abs()
+    if bool((ref.abs() <= bound).all()):
+        return "zeros"
+    return "constant" if bool(((ref - ref.median()).abs() <= bound).all()) else ""
+
+
+def test_degenerate_references_are_found_without_the_median_where_the_values_spread_wide():
+    """is_degenerate skips the median (a sort) where the values spread wider than twice the widest bound; on wide,
+    narrow and constant references it finds what the median always finds."""
+    g = torch.Generator().manual_seed(2)
+    for scale in (1e-9, 1e-6, 1e-4, 1e-2, 1.0):
+        for offset in (0.0, 1.0, 100.0):
+            ref = offset + scale * torch.randn(513, generator=g, dtype=torch.float64)
+            for tol in (Tolerance(atol=1e-6, rtol=1e-3), Tolerance(atol=1e-3, rtol=0.0), Tolerance(atol=0.0, rtol=0.02)):
+                found, expected = check.is_degenerate(ref, tol), _degenerate_by_the_median(ref, tol)
+                assert (expected in found if expected else found == ""), (scale, offset, tol, found)
