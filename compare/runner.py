@@ -146,6 +146,13 @@ def run_op(op: Op, options: Options, impls: list[discover.Impl] | None = None) -
             elif impl.backend == "triton":
                 result.loc.append(count.count_triton(impl.source, impl.variant, impl.name))
         _read_ladder(op, impls, result)
+    # The workers of the builds and of the first row start now: a launched worker imports torch and the harness
+    # (seconds) and touches no GPU until its first call, so those seconds pass while the ceilings are measured.
+    sources = _cuda_sources(impls)
+    build_pools = [_pool(options) for _ in sources]
+    upcoming = _pool(options)
+    for pool in build_pools + ([upcoming] if options.check_rows == 1 else []):
+        pool.launch()
     # The ceilings first, in a worker that has loaded no row's code.
     timed = schedule.timed_shapes(op, options.quick, options.sizes) if options.time and gpu else []
     timed_cells = {(schedule.dtype_name(d), op.describe_shape(s)) for d in _dtypes(op, options) for s in timed}
@@ -158,7 +165,7 @@ def run_op(op: Op, options: Options, impls: list[discover.Impl] | None = None) -
 
     _display.phase("build")
     with clock("build (CUDA)"):
-        _build_cuda(op, impls, options, gpu, status, result)
+        _build_cuda(op, sources, build_pools, options, gpu, status, result)
     capability = torch.cuda.get_device_capability() if gpu else None
     for impl in impls:
         # A peer whose package is missing is skipped, saying what to install, on any machine: a GPU would not help.
@@ -179,9 +186,6 @@ def run_op(op: Op, options: Options, impls: list[discover.Impl] | None = None) -
             status[impl.name] = outcomes[impl.name].status
             result.add(outcomes[impl.name])
         runnable = []
-    upcoming = _pool(options)
-    if runnable:
-        upcoming.launch()
     for n, impl in enumerate(runnable):
         _display.start_row(n + 1, impl.name)
         _say(options, f"  {impl.name}")
@@ -277,17 +281,23 @@ def _read_ladder(op: Op, impls, result: OpResult) -> None:
                                                 f"{env.relpath(source)}:{step.line}"))
 
 
-def _build_cuda(op: Op, impls, options: Options, gpu: bool, status: dict, result: OpResult) -> None:
-    """Build each .cu the selected CUDA rows come from, in a worker (loading the module runs its static
-    initializers, row code, which must not run here)."""
-    sources = {}
+def _cuda_sources(impls) -> dict:
+    """The .cu files the CUDA rows among impls come from, (source, library) -> its rows."""
+    sources: dict = {}
     for impl in impls:
         if impl.backend == "cuda":
             sources.setdefault((impl.source, impl.library), []).append(impl)
-    for (source, library), rows in sources.items():
+    return sources
+
+
+def _build_cuda(op: Op, sources: dict, pools: list, options: Options, gpu: bool, status: dict,
+                result: OpResult) -> None:
+    """Build each .cu of sources (_cuda_sources) in a worker of its own, pools[i] for the i-th (loading the module
+    runs its static initializers, row code, which must not run here)."""
+    for ((source, library), rows), worker_pool in zip(sources.items(), pools):
         name = library.removeprefix("lab_")
         try:
-            with _pool(options) as pool:
+            with worker_pool as pool:
                 if options.progress:
                     _say(options, f"  building {env.relpath(source)} ...")
                 built = pool.call("build_source", name, str(source), list(op.cuda_flags))
