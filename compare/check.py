@@ -191,12 +191,17 @@ def _judged_in_full(got: torch.Tensor, e: Expectation, tol: Tolerance) -> tuple[
     return True, "", figures
 
 
+def _per_output(dtype, outputs: int) -> tuple:
+    """An op's output dtype for each of its outputs: the tuple it gives for several (Op.output_dtypes), or one dtype
+    for all."""
+    return dtype if isinstance(dtype, tuple) else (dtype,) * outputs
+
+
 def prepare(ref, tol, expect_dtype: torch.dtype):
     """expectation() of a reference, or of each of several (compare.passes), for compare_outputs' prepared."""
     if not isinstance(ref, tuple):
         return expectation(ref, tol, expect_dtype)
-    dtypes = expect_dtype if isinstance(expect_dtype, tuple) else (expect_dtype,) * len(ref)
-    return tuple(expectation(r, t, d) for r, t, d in zip(ref, tol, dtypes))
+    return tuple(expectation(r, t, d) for r, t, d in zip(ref, tol, _per_output(expect_dtype, len(ref))))
 
 
 def compare_outputs(out, ref, tol, expect_dtype: torch.dtype, names=None, prepared=None) -> tuple[bool, str, dict]:
@@ -211,8 +216,8 @@ def compare_outputs(out, ref, tol, expect_dtype: torch.dtype, names=None, prepar
             out if isinstance(out, str) else type(out).__name__)
         return False, f"returned {got}, expected {len(ref)} ({', '.join(names)})", {}
     worst: dict = {}
-    dtypes = expect_dtype if isinstance(expect_dtype, tuple) else (expect_dtype,) * len(ref)
-    for name, o, r, t, d, e in zip(names, out, ref, tol, dtypes, prepared or (None,) * len(ref)):
+    for name, o, r, t, d, e in zip(names, out, ref, tol, _per_output(expect_dtype, len(ref)),
+                                   prepared or (None,) * len(ref)):
         ok, message, figures = compare(o, r, t, d, e)
         for key, value in figures.items():
             worst[key] = max(worst.get(key, 0.0), value)
@@ -226,8 +231,7 @@ def is_degenerate(ref, tol, dtype: torch.dtype | None = None) -> str:
     outputs (compare.passes), only when none of them can tell: LayerNorm of one column has a constant output and a
     zero dx, while its bias gradient still fails a wrong kernel."""
     if isinstance(ref, tuple):
-        dtypes = dtype if isinstance(dtype, tuple) else (dtype,) * len(ref)
-        reasons = [is_degenerate(r, t, d) for r, t, d in zip(ref, tol, dtypes)]
+        reasons = [is_degenerate(r, t, d) for r, t, d in zip(ref, tol, _per_output(dtype, len(ref)))]
         return "" if not all(reasons) else "every output: " + "; ".join(reasons)
     is_finite = torch.isfinite(ref)
     finite = ref if bool(is_finite.all()) else ref[is_finite]
