@@ -49,6 +49,10 @@ def poison_free_memory(device: torch.device, nbytes: int) -> None:
     of the same size right after this reuses the block, so output a kernel never writes reads back as NaN."""
     if device.type != "cuda" or nbytes <= 0:
         return
+    # The cached free blocks go back to the driver first: the allocator hands out the best-fitting free block, and a
+    # block the size of the output (the warm-up call's output, just freed) would be chosen over the larger poisoned
+    # one, so the unwritten part of the next output would hold the warm-up's stale answer instead of NaN.
+    torch.cuda.empty_cache()
     block = torch.empty(nbytes, dtype=torch.uint8, device=device)
     block.fill_(0xFF)
     del block

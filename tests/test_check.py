@@ -1,4 +1,5 @@
 """The checker must reject wrong answers and refuse checks that cannot fail."""
+import pytest
 import torch
 
 from compare import check, discover
@@ -34,6 +35,18 @@ def test_unwritten_tail_fails():
 
     r = run(tail_left_nan)
     assert not r.ok and "NaN" in r.message and "indices 4096-4098 of 4099" in r.message
+
+
+@pytest.mark.gpu
+def test_a_tail_never_written_reads_nan_even_where_a_block_of_the_outputs_size_was_just_freed():
+    def tail_unwritten(x):  # the warm-up call's output, freed, is a cached block of exactly this output's size
+        y = torch.empty_like(x)
+        written = x.numel() - 1024
+        y[:written] = GELU.reference(x[:written].double()).to(x.dtype)
+        return y
+
+    r = run(tail_unwritten, shape=(1 << 22,), device=torch.device("cuda"))
+    assert not r.ok and "NaN" in r.message, r.message
 
 
 def test_message_says_which_rows_are_wrong():
