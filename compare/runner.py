@@ -652,6 +652,10 @@ def _account_kernels(pool, op: Op, impl, dtypes, device, timed, seed: int, out: 
     if not cells:
         return
     try:
+        # The profiler's start-up is seconds of the worker's host work and launches nothing: other rows' checks go on
+        # beside it; the profiled calls then have the GPU alone.
+        with _gate.shared():
+            _call(pool, impl, "start_profiler")
         with _gate.exclusive():  # the GPU time of its kernels, with no other row's beside them
             launched = _call(pool, impl, "kernels_launched", [inputs for _, _, inputs in cells])
     except RowFailure as failure:

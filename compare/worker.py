@@ -232,6 +232,14 @@ def time_cell(sets, impl: str, dtype: str, shape: str, nbytes: int, flops: int, 
     return TimedOutputs(t, _handover(first), first_set, _handover(last), last_set)
 
 
+def start_profiler() -> None:
+    """The profiler's start-up in this process (CUPTI loading, seconds of host work), as an empty session: the
+    session of kernels_launched that follows then costs milliseconds. Called after the row's timing, never before:
+    once a process has run a profiler session its kernel launches cost the host more (bench/profiler_startup.py)."""
+    with timing.cuda_profile():
+        pass
+
+
 def kernels_launched(input_sets) -> list[dict]:
     """One call of the row per input set (one per dtype), all under one torch.profiler session (each session costs
     its set-up and trace processing): every GPU activity each call caused (kernels, memsets, copies) with its

@@ -223,3 +223,31 @@ def test_a_row_that_autotunes_meets_each_dtype_and_shape_first_with_the_gpu_alon
     serial = {}
     runner._check(None, gelu, _Row(), case, "cpu", serial, alone=True)
     assert not any("alone" in phase for phase in serial)
+
+
+def test_the_profilers_start_up_runs_beside_other_rows_checks_and_the_profiled_calls_alone(monkeypatch):
+    """The kernel accounting in two worker calls: the profiler's start-up (seconds of the worker's host work, no
+    kernel) under the shared gate, so rows checked at once go on beside it, then the profiled calls under the
+    exclusive one, whose kernels' GPU times are reported."""
+    import torch
+
+    from compare import discover, runner
+    from compare.results import RowOutcome, RowStatus, Status
+
+    gate, held = runner._GpuGate(), []
+    monkeypatch.setattr(runner, "_gate", gate)
+    op = discover.load_op("gelu")
+    impl = next(i for i in discover.implementations(op) if i.name == "cuda:vec")
+
+    class Pool:
+        def call(self, name, *args):
+            held.append((name, "exclusive" if gate._exclusive else "shared" if gate._shared else "none"))
+            if name == "kernels_launched":
+                return [{"timing_stream": 7, "activities": [{"name": "void gelu_vec_kernel<float>(float const*)",
+                                                             "stream": 7, "us": 3.0}]} for _ in args[0]]
+            return None
+
+    out = RowOutcome(RowStatus(impl.name, Status.OK))
+    runner._account_kernels(Pool(), op, impl, [torch.float32], "cpu", [(1024,)], 0, out)
+    assert held == [("start_profiler", "shared"), ("kernels_launched", "exclusive")]
+    assert out.status.status == Status.OK and [k.kernels for k in out.kernels] == [["gelu_vec_kernel"]], out
