@@ -88,13 +88,15 @@ class Expectation:
     target: torch.Tensor  # the reference correctly rounded to the output dtype; where not finite, matched exactly
     expected: torch.Tensor  # what an output is compared with: the reference, or with ulps its rounding
     bound: torch.Tensor  # the allowed distance from expected, per element
-    target_finite: bool  # the common case, judged by compare()'s short path
+    special: torch.Tensor | None  # the flat indices where target is not finite (inf, -inf, NaN); None: nowhere
 
 
 def expectation(ref: torch.Tensor, tol: Tolerance, dtype: torch.dtype) -> Expectation:
     target = rounded(ref, dtype)
     expected = target if tol.ulps else ref
-    return Expectation(ref, target, expected, _bound(ref, tol, dtype, target), bool(torch.isfinite(target).all()))
+    finite = torch.isfinite(target)
+    special = None if bool(finite.all()) else (~finite).flatten().nonzero().flatten()
+    return Expectation(ref, target, expected, _bound(ref, tol, dtype, target), special)
 
 
 def _bound(ref: torch.Tensor, tol: Tolerance, dtype: torch.dtype | None, target: torch.Tensor | None = None):
@@ -108,23 +110,33 @@ def _bound(ref: torch.Tensor, tol: Tolerance, dtype: torch.dtype | None, target:
 
 
 def _figures_if_within(got: torch.Tensor, e: Expectation, tol: Tolerance) -> dict | None:
-    """compare()'s figures where the whole output is finite and within its bound and the rounded reference is finite
-    (a passing output, and most outputs pass), in a few passes over the data and one wait for the GPU; None
-    otherwise, and compare() then judges the output element by element to say what is wrong. Large check cases
-    spend most of their judging here, so every pass counts: the same figures as the full judgment, computed with
-    no masks."""
-    if not e.target_finite or got.numel() == 0:
+    """compare()'s figures where the output passes (most do): finite and within its bound wherever the rounded
+    reference is finite, and equal to it where it is not (inf, -inf, NaN: a few elements, gathered by index). In a
+    few passes over the data and one wait for the GPU; None otherwise, and compare() then judges the output element
+    by element to say what is wrong. Large check cases spend most of their judging here, so every pass counts: the
+    same figures as the full judgment, computed with no masks."""
+    if got.numel() == 0:
         return None
     err = got.sub(e.expected).abs_()
+    special_match = None
+    if e.special is not None:
+        at, want = got.flatten()[e.special], e.target.flatten()[e.special]
+        special_match = ((at == want) | (at.isnan() & want.isnan())).all()
+        err.view(-1).index_fill_(0, e.special, 0.0)  # judged by the match: no distance there, as in the full judgment
     if tol.atol > 0:  # every bound is at least atol
         ratio = err / e.bound
     else:  # an exact tolerance where the bound is 0: any error there is infinitely far
         ratio = torch.where(e.bound > 0, err / e.bound,
                             torch.where(err > 0, torch.full_like(err, torch.inf), torch.zeros_like(err)))
+    if e.special is not None:
+        ratio.view(-1).index_fill_(0, e.special, 0.0)  # a NaN reference's bound is NaN
     absref = e.ref.abs()
     relative = torch.where(absref > tol.atol, err / absref, 0.0)
-    max_abs, max_rel, worst = torch.stack([err.max(), relative.max(), ratio.max()]).tolist()
-    if not (worst <= 1 and math.isfinite(max_abs)):  # max propagates NaN: an output NaN or inf fails here
+    figures = [err.max(), relative.max(), ratio.max()]
+    if special_match is not None:
+        figures.append(special_match.to(err.dtype))
+    max_abs, max_rel, worst, *matched = torch.stack(figures).tolist()
+    if not (worst <= 1 and math.isfinite(max_abs)) or matched == [0.0]:  # max propagates NaN: NaN or inf fails here
         return None
     return {"max_abs_err": max_abs, "max_rel_err": max_rel, "worst_ratio": worst}
 

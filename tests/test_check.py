@@ -278,6 +278,18 @@ def _judgment_cases():
         out = overflowing.to(torch.float16)
         out[3] = at_3
         yield out, overflowing, relative, torch.float16
+    # References with inf, -inf and NaN (an op's special inputs): the output must match them exactly there.
+    special = ref.clone()
+    special[10], special[11], special[12] = float("inf"), float("-inf"), float("nan")
+    for dtype in (torch.float32, torch.bfloat16):
+        right = special.to(dtype)
+        for tol in (relative, Tolerance(atol=0.0, rtol=0.0, ulps=1), Tolerance(atol=0.0, rtol=0.0)):
+            yield right, special.to(dtype).to(torch.float64) if tol.atol == 0 else special, tol, dtype
+            for index, value in ((10, float("nan")), (10, 1.0), (11, float("inf")), (12, 0.0), (13, float("nan")),
+                                 (14, float("inf")), (15, 1.0)):
+                wrong = right.clone()
+                wrong[index] = wrong[index] + value if index == 15 else value
+                yield wrong, special, tol, dtype
     yield torch.empty(0), torch.empty(0, dtype=torch.float64), relative, torch.float32
 
 
@@ -294,6 +306,20 @@ def test_the_short_path_of_the_judge_agrees_with_the_full_judgment():
             assert value == full[2][key] or (value != value and full[2][key] != full[2][key]), (key, dtype, tol)
         seen.add(ok)
     assert seen == {True, False}
+
+
+def test_a_passing_output_is_judged_by_the_short_path_also_where_the_reference_is_not_finite():
+    ref = torch.linspace(-3, 3, 1000, dtype=torch.float64)
+    ref[7], ref[8], ref[9] = float("inf"), float("-inf"), float("nan")
+    tol = Tolerance(atol=1e-5, rtol=1e-3)
+    e = check.expectation(ref, tol, torch.float32)
+    assert e.special.tolist() == [7, 8, 9]
+    assert check._figures_if_within(ref.to(torch.float32).to(torch.float64), e, tol) is not None
+    wrong = ref.to(torch.float32)
+    wrong[9] = 0.0  # a finite output where the reference is NaN
+    assert check._figures_if_within(wrong.to(torch.float64), e, tol) is None
+    ok, message, _ = check.compare(wrong, ref, tol, torch.float32)
+    assert not ok and "non-finite" in message, message
 
 
 def _degenerate_by_the_median(ref, tol):
