@@ -92,10 +92,13 @@ class Worker:
         self.start_s = 0.0
         self.lost_context = False
         self._launched_at = None  # set between launch() and the worker's answer to the start handshake
+        self._sent_ahead = None  # launch()'s first call, (name, args), until call() collects its reply
 
-    def launch(self) -> None:
+    def launch(self, first: tuple[str, tuple] | None = None) -> None:
         """Start the worker process without waiting for it: its imports (torch, the harness; no CUDA context) then
-        overlap whatever the caller does meanwhile, such as the previous row. The first call waits for it."""
+        overlap whatever the caller does meanwhile, such as the previous row. The first call waits for it.
+        first: a call (name, args) the worker makes as soon as it has started, such as loading the row it is for,
+        which then overlaps the previous row too; call() with the same name and arguments collects its reply."""
         if self.proc is None:
             ctx = mp.get_context("spawn")  # a fresh interpreter: no CUDA context inherited from the parent
             self.conn, child = ctx.Pipe()
@@ -105,6 +108,9 @@ class Worker:
             child.close()
             self.starts += 1
             self.conn.send(("ready", ()))
+            if first is not None:
+                self.conn.send(first)
+                self._sent_ahead = first
 
     def _start(self) -> None:
         self.launch()
@@ -130,6 +136,7 @@ class Worker:
             self.conn.close()
         self.proc = self.conn = None
         self._launched_at = None
+        self._sent_ahead = None
 
     def call(self, name: str, *args, timeout_s: float | None = None):
         if self._launched_at is not None and self.proc is not None and self.proc.is_alive():
@@ -138,12 +145,25 @@ class Worker:
             self._stop()
             self._start()
         timeout_s = self.row_timeout_s if timeout_s is None else timeout_s
-        try:
-            self.conn.send((name, args))
-        except (BrokenPipeError, OSError):  # it died between calls: start a fresh one
-            self._stop()
-            self._start()
-            self.conn.send((name, args))
+        ahead, self._sent_ahead = self._sent_ahead, None
+        if ahead is not None and ahead != (name, args):
+            try:  # asked for something else first: the reply of the call sent ahead is not wanted
+                self._reply(timeout_s)
+            except RowFailure as failure:
+                if failure.status != "error":
+                    raise
+            ahead = None
+        if ahead is None:
+            try:
+                self.conn.send((name, args))
+            except (BrokenPipeError, OSError):  # it died between calls: start a fresh one
+                self._stop()
+                self._start()
+                self.conn.send((name, args))
+        return self._reply(timeout_s)
+
+    def _reply(self, timeout_s: float):
+        """The reply to the call in flight, past its progress messages."""
         while True:
             try:
                 ready = self.conn.poll(timeout_s)
@@ -201,8 +221,8 @@ class InProcess:
     starts = 0
     start_s = 0.0
 
-    def launch(self) -> None:
-        pass
+    def launch(self, first: tuple[str, tuple] | None = None) -> None:
+        pass  # nothing to start; a call given as first is made when asked for
 
     def call(self, name: str, *args, timeout_s: float | None = None):
         from . import worker

@@ -190,8 +190,8 @@ def run_op(op: Op, options: Options, impls: list[discover.Impl] | None = None) -
         _display.start_row(n + 1, impl.name)
         _say(options, f"  {impl.name}")
         pool, upcoming = upcoming, _pool(options)
-        if n + 1 < len(runnable):
-            upcoming.launch()  # the next row's process starts while this row runs
+        if n + 1 < len(runnable):  # the next row's process starts while this row runs
+            upcoming.launch(_load_ahead(runnable[n + 1]))
         with pool:  # a fresh process per row: no row can reach another's
             outcome = run_row(pool, op, impl, options, timed)
             starts, start_s = starts + pool.starts, start_s + pool.start_s
@@ -211,6 +211,14 @@ def run_op(op: Op, options: Options, impls: list[discover.Impl] | None = None) -
     relate_to_ceilings(result, status)  # a ceiling row whose timing was just refused as implausible sets no ceiling
     result.rows = [status[i.name] for i in impls]
     return result
+
+
+def _load_ahead(impl: discover.Impl) -> tuple[str, tuple] | None:
+    """The call a row's worker makes as soon as it has started, during the row before: loading a Triton or torch
+    row imports its modules and nothing more (torch.compile's imports take seconds; no GPU is touched until the row
+    is called). A CUDA row's load asks the GPU for its architecture, and another project's package may do anything
+    when imported: those load when their row begins, as every row did before."""
+    return ("load_row", (impl,)) if impl.backend in ("triton", "torch") else None
 
 
 def peer_versions(op: Op, impls) -> dict[str, str | None]:

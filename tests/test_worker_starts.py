@@ -13,7 +13,7 @@ def test_the_build_and_first_row_workers_start_before_anything_is_asked_of_a_wor
         def __init__(self):
             self.number = next(numbers)
 
-        def launch(self):
+        def launch(self, first=None):
             events.append(("launch", self.number))
 
         def call(self, name, *args, timeout_s=None):
@@ -33,3 +33,31 @@ def test_the_build_and_first_row_workers_start_before_anything_is_asked_of_a_wor
     row = next(number for _, (name, number) in calls if name != "build_source" and number != builder)
     launched = {number: i for i, (name, number) in enumerate(events) if name == "launch"}
     assert launched[builder] < first_call and launched[row] < first_call, events
+
+
+def test_a_call_sent_ahead_at_launch_is_answered_once_to_the_call_that_asks_for_it():
+    """Worker.launch(first): the worker makes that call as soon as it has started; call() with the same name and
+    arguments collects its reply instead of sending it again, and a different call first drops that reply."""
+    from pathlib import Path
+
+    import pytest
+
+    missing = discover.Impl("gelu", "triton", "no_such_row", Path("triton_src/gelu.py"), needs_gpu=False)
+    with isolate.Worker() as worker:
+        worker.launch(("load_row", (missing,)))
+        with pytest.raises(isolate.RowFailure) as failed:  # the reply of the call made at start
+            worker.call("load_row", missing)
+        assert failed.value.status == "error" and "no_such_row" in failed.value.message
+        assert worker.call("cuda_context_healthy") is True  # one reply per request: nothing left over
+    with isolate.Worker() as worker:
+        worker.launch(("load_row", (missing,)))
+        assert worker.call("cuda_context_healthy") is True  # asked for something else: that reply is dropped
+        assert worker.starts == 1
+
+
+def test_the_next_rows_worker_loads_it_ahead_unless_loading_may_touch_the_gpu():
+    op = discover.load_op("gelu")
+    rows = {i.name: i for i in discover.implementations(op)}
+    assert runner._load_ahead(rows["torch:compile"]) == ("load_row", (rows["torch:compile"],))
+    assert runner._load_ahead(rows["triton:tuned"]) == ("load_row", (rows["triton:tuned"],))
+    assert runner._load_ahead(rows["cuda:vec"]) is None
