@@ -122,6 +122,7 @@ def _figures_if_within(got: torch.Tensor, e: Expectation, tol: Tolerance) -> dic
     if e.special is not None:
         at, want = got.flatten()[e.special], e.target.flatten()[e.special]
         special_match = ((at == want) | (at.isnan() & want.isnan())).all()
+        err = err.contiguous()  # an output may come back as any view (a transpose): flat indices need flat memory
         err.view(-1).index_fill_(0, e.special, 0.0)  # judged by the match: no distance there, as in the full judgment
     if tol.atol > 0:  # every bound is at least atol
         ratio = err / e.bound
@@ -129,6 +130,7 @@ def _figures_if_within(got: torch.Tensor, e: Expectation, tol: Tolerance) -> dic
         ratio = torch.where(e.bound > 0, err / e.bound,
                             torch.where(err > 0, torch.full_like(err, torch.inf), torch.zeros_like(err)))
     if e.special is not None:
+        ratio = ratio.contiguous()
         ratio.view(-1).index_fill_(0, e.special, 0.0)  # a NaN reference's bound is NaN
     absref = e.ref.abs()
     relative = torch.where(absref > tol.atol, err / absref, 0.0)

@@ -320,6 +320,14 @@ def test_a_passing_output_is_judged_by_the_short_path_also_where_the_reference_i
     assert check._figures_if_within(wrong.to(torch.float64), e, tol) is None
     ok, message, _ = check.compare(wrong, ref, tol, torch.float32)
     assert not ok and "non-finite" in message, message
+    # An output handed back as a view in another memory order (a transpose) is judged the same.
+    square = ref[:900].reshape(30, 30)
+    e = check.expectation(square, tol, torch.float32)
+    transposed = square.t().contiguous().t().to(torch.float32)
+    assert not transposed.is_contiguous() and check.compare(transposed, square, tol, torch.float32)[0]
+    assert check._figures_if_within(transposed.to(torch.float64), e, tol) is not None
+    transposed[0, 9] = 0.0  # where the reference is NaN
+    assert not check.compare(transposed, square, tol, torch.float32)[0]
 
 
 def _degenerate_by_the_median(ref, tol):
