@@ -240,18 +240,24 @@ def compare_outputs(out, ref, tol, expect_dtype: torch.dtype, names=None, prepar
     return True, "", worst
 
 
-def is_degenerate(ref, tol, dtype: torch.dtype | None = None) -> str:
+def is_degenerate(ref, tol, dtype: torch.dtype | None = None, prepared=None) -> str:
     """A reason the reference can't tell a right answer from a trivial one at this tolerance, or ''. For several
     outputs (compare.passes), only when none of them can tell: LayerNorm of one column has a constant output and a
-    zero dx, while its bias gradient still fails a wrong kernel."""
+    zero dx, while its bias gradient still fails a wrong kernel. prepared: prepare(ref, tol, dtype), where computed
+    already: its bounds are the ones wanted here (a bound depends on its own element only)."""
     if isinstance(ref, tuple):
-        reasons = [is_degenerate(r, t, d) for r, t, d in zip(ref, tol, _per_output(dtype, len(ref)))]
+        reasons = [is_degenerate(r, t, d, e) for r, t, d, e in zip(ref, tol, _per_output(dtype, len(ref)),
+                                                                    prepared or (None,) * len(ref))]
         return "" if not all(reasons) else "every output: " + "; ".join(reasons)
     is_finite = torch.isfinite(ref)
-    finite = ref if bool(is_finite.all()) else ref[is_finite]
+    all_finite = bool(is_finite.all())
+    finite = ref if all_finite else ref[is_finite]
     if finite.numel() == 0:
         return ""
-    bound = _bound(finite, tol, dtype)
+    if prepared is not None and prepared.ref is ref:
+        bound = prepared.bound if all_finite else prepared.bound[is_finite]
+    else:
+        bound = _bound(finite, tol, dtype)
     magnitude = finite.abs()
     lowest, highest = torch.aminmax(finite)
     zeros_pass, largest, spread, widest = torch.stack([(magnitude <= bound).all().to(finite.dtype), magnitude.max(),
@@ -382,7 +388,7 @@ def judge_case(op: Op, impl: str, case: CheckCase, inputs: CaseInputs, outputs) 
             return result
     for key, value in worst.items():
         setattr(result, key, value)
-    degenerate = is_degenerate(ref_a, tol, dtype)
+    degenerate = is_degenerate(ref_a, tol, dtype, prepared_a)
     if degenerate:
         result.status, result.message = "degenerate", f"refused: {degenerate}; choose inputs or tolerances that can fail"
         return result

@@ -348,3 +348,18 @@ def test_degenerate_references_are_found_without_the_median_where_the_values_spr
             for tol in (Tolerance(atol=1e-6, rtol=1e-3), Tolerance(atol=1e-3, rtol=0.0), Tolerance(atol=0.0, rtol=0.02)):
                 found, expected = check.is_degenerate(ref, tol), _degenerate_by_the_median(ref, tol)
                 assert (expected in found if expected else found == ""), (scale, offset, tol, found)
+
+
+def test_the_degeneracy_test_reusing_a_cases_bounds_finds_what_it_finds_alone():
+    """judge_case hands is_degenerate the bounds it computed for call A (compare.check.prepare): the same answer as
+    computing them again, with and without ulps, on finite references and on ones with inf and NaN."""
+    g = torch.Generator().manual_seed(3)
+    for offset, scale in ((0.0, 1.0), (1.0, 1e-7), (0.0, 1e-9)):
+        ref = offset + scale * torch.randn(1000, generator=g, dtype=torch.float64)
+        special = ref.clone()
+        special[3], special[4] = float("inf"), float("nan")
+        for reference in (ref, special):
+            for tol in (Tolerance(atol=1e-6, rtol=1e-3), Tolerance(atol=0.0, rtol=0.0, ulps=4)):
+                alone = check.is_degenerate(reference, tol, torch.float32)
+                reused = check.is_degenerate(reference, tol, torch.float32, check.prepare(reference, tol, torch.float32))
+                assert alone == reused, (offset, scale, tol, alone, reused)
