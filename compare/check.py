@@ -74,9 +74,9 @@ def ulp(x: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     """The spacing of dtype's values at x (float64, values representable in dtype): 2^(e-1)·eps for |x| in
     [2^(e-1), 2^e), and the subnormal spacing below the smallest normal number."""
     info = torch.finfo(dtype)
-    _, exponent = torch.frexp(x.abs())
-    spacing = torch.clamp(torch.ldexp(torch.full_like(x, info.eps), exponent - 1), min=info.tiny * info.eps)
-    return torch.where(x == 0, torch.full_like(x, info.tiny * info.eps), spacing)
+    # Below the smallest normal number (zero included) the spacing is the smallest normal's: |x| raised to it first.
+    _, exponent = torch.frexp(x.abs().clamp_(min=info.tiny))
+    return torch.ldexp(torch.full_like(x, info.eps), exponent.sub_(1))
 
 
 @dataclasses.dataclass

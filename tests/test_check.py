@@ -1,4 +1,6 @@
 """The checker must reject wrong answers and refuse checks that cannot fail."""
+import math
+
 import pytest
 import torch
 
@@ -206,6 +208,12 @@ def test_ulp_spacing_of_each_dtype():
     assert check.ulp(x, torch.float32).tolist()[:4] == [2.0**-23, 2.0**-23, 2.0**-22, 2.0**-22]
     assert check.ulp(x, torch.bfloat16).tolist()[:3] == [2.0**-7, 2.0**-7, 2.0**-6]
     assert check.ulp(x, torch.float16)[4] == 2.0**-24  # fp16's subnormal spacing
+    for dtype in (torch.float32, torch.float16, torch.bfloat16):  # at and below the smallest normal number, and the top
+        info = torch.finfo(dtype)
+        edges = torch.tensor([info.tiny, -info.tiny, info.tiny * info.eps, info.tiny / 2, -0.0, info.max, -info.max],
+                             dtype=torch.float64)
+        spacing = [info.tiny * info.eps] * 5 + [2.0 ** (math.frexp(info.max)[1] - 1) * info.eps] * 2
+        assert check.ulp(edges, dtype).tolist() == spacing, dtype
 
 
 def test_ulps_bound_passes_one_ulp_and_fails_two():
