@@ -327,6 +327,15 @@ def _unchanged(given: tuple, pristine: tuple) -> bool:
     return all(_equal(g, p) or bool(((p == g) | (p.isnan() & g.isnan())).all()) for g, p in zip(given, pristine))
 
 
+def _identical(x, y) -> bool:
+    """The same output, element for element, shape, dtype and device (a tensor, or each of a tuple of them)."""
+    if isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor):
+        return x.shape == y.shape and x.dtype == y.dtype and x.device == y.device and _equal(x, y)
+    if isinstance(x, (tuple, list)) and isinstance(y, (tuple, list)):
+        return len(x) == len(y) and all(_identical(a, b) for a, b in zip(x, y))
+    return False
+
+
 def _equal(a: torch.Tensor, b: torch.Tensor) -> bool:
     try:
         return torch.equal(a, b)
@@ -371,6 +380,8 @@ def judge_case(op: Op, impl: str, case: CheckCase, inputs: CaseInputs, outputs) 
             ("call A", outputs.first_a, inputs.pristine_a, ref_a, prepared_a),
             ("call A's output, judged again after call B", outputs.a, inputs.pristine_a, ref_a, prepared_a),
             ("call B", outputs.b, inputs.pristine_b, ref_b, None)):
+        if out is outputs.a and _identical(outputs.a, outputs.first_a):
+            continue  # A's output as it was when judged (it passed): judged again, it would pass with the same figures
         ok, message, figures = compare_outputs(out, reference(op, pristine, out, ref), tol, dtype, op.output_names,
                                                prepared)
         for key, value in figures.items():

@@ -194,6 +194,32 @@ def test_the_warm_up_output_is_not_judged_but_the_calls_after_it_are():
     assert len(calls) == 3  # warm-up, A, B
 
 
+def test_a_first_output_unchanged_after_call_b_is_not_judged_twice(monkeypatch):
+    judged = []
+    compare_outputs = check.compare_outputs
+
+    def counting(out, *args, **kwargs):
+        judged.append(out)
+        return compare_outputs(out, *args, **kwargs)
+
+    monkeypatch.setattr(check, "compare_outputs", counting)
+    assert run(lambda x: GELU.reference(x.double()).to(x.dtype)).ok
+    assert len(judged) == 2  # A and B: A's output, unchanged after B, passes again without a second judgment
+    judged.clear()
+    kept = []
+
+    def writes_into_its_first_output(x):  # call B's answer written into A's output too (a reused buffer)
+        y = GELU.reference(x.double()).to(x.dtype)
+        if kept:
+            kept[-1].copy_(y)
+        kept.append(y)
+        return y
+
+    r = run(writes_into_its_first_output)
+    # A, A again (changed: judged, and wrong), and B's answer (to say what A's output turned into)
+    assert not r.ok and "changed into call B's answer" in r.message and len(judged) == 3, r.message
+
+
 def test_each_case_gets_inputs_of_its_own_per_row():
     from compare import schedule
 
