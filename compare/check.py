@@ -122,16 +122,14 @@ def _figures_if_within(got: torch.Tensor, e: Expectation, tol: Tolerance) -> dic
     if e.special is not None:
         at, want = got.flatten()[e.special], e.target.flatten()[e.special]
         special_match = ((at == want) | (at.isnan() & want.isnan())).all()
-        err = err.contiguous()  # an output may come back as any view (a transpose): flat indices need flat memory
-        err.view(-1).index_fill_(0, e.special, 0.0)  # judged by the match: no distance there, as in the full judgment
+        err = _zeroed_at(err, e.special)  # judged by the match: no distance there, as in the full judgment
     if tol.atol > 0:  # every bound is at least atol
         ratio = err / e.bound
     else:  # an exact tolerance where the bound is 0: any error there is infinitely far
         ratio = torch.where(e.bound > 0, err / e.bound,
                             torch.where(err > 0, torch.full_like(err, torch.inf), torch.zeros_like(err)))
     if e.special is not None:
-        ratio = ratio.contiguous()
-        ratio.view(-1).index_fill_(0, e.special, 0.0)  # a NaN reference's bound is NaN
+        ratio = _zeroed_at(ratio, e.special)  # a NaN reference's bound is NaN
     absref = e.ref.abs()
     relative = torch.where(absref > tol.atol, err / absref, 0.0)
     figures = [err.max(), relative.max(), ratio.max()]
@@ -141,6 +139,14 @@ def _figures_if_within(got: torch.Tensor, e: Expectation, tol: Tolerance) -> dic
     if not (worst <= 1 and math.isfinite(max_abs)) or matched == [0.0]:  # max propagates NaN: NaN or inf fails here
         return None
     return {"max_abs_err": max_abs, "max_rel_err": max_rel, "worst_ratio": worst}
+
+
+def _zeroed_at(t: torch.Tensor, flat_indices: torch.Tensor) -> torch.Tensor:
+    """t with zeros at these flat indices, in place where t is contiguous (an output may come back as any view, a
+    transpose: flat indices need flat memory)."""
+    t = t.contiguous()
+    t.view(-1).index_fill_(0, flat_indices, 0.0)
+    return t
 
 
 def compare(out, ref: torch.Tensor, tol: Tolerance, expect_dtype: torch.dtype,
