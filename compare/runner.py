@@ -186,20 +186,55 @@ def run_op(op: Op, options: Options, impls: list[discover.Impl] | None = None) -
             status[impl.name] = outcomes[impl.name].status
             result.add(outcomes[impl.name])
         runnable = []
-    for n, impl in enumerate(runnable):
-        _display.start_row(n + 1, impl.name)
-        _say(options, f"  {impl.name}")
-        pool, upcoming = upcoming, _pool(options)
-        if n + 1 < len(runnable):  # the next row's process starts while this row runs
-            upcoming.launch(_load_ahead(runnable[n + 1]))
-        with pool:  # a fresh process per row: no row can reach another's
-            outcome = run_row(pool, op, impl, options, timed)
-            starts, start_s = starts + pool.starts, start_s + pool.start_s
+    # One row at a time, a row's kernel accounting is left open when its checks after timing are done: the
+    # profiler's start-up in its worker (seconds of host work, launching nothing) then runs beside the next row's
+    # load and checks, and the profiled calls follow right before the next row's timing (or once no row is left),
+    # with the GPU alone as ever; only then is the row's outcome recorded.
+    pending: list = []  # (impl, pool, outcome, finish) of the row whose kernel accounting is still open
+    counted = [starts, start_s]
+
+    def record(impl, pool, outcome, named: bool) -> None:
+        counted[0], counted[1] = counted[0] + pool.starts, counted[1] + pool.start_s
         status[impl.name] = outcome.status
         result.add(outcome)
-        _say(options, "    " + ", ".join(f"{phase} {seconds:.1f} s" for phase, seconds in outcome.seconds.items()))
+        prefix = f"    {impl.name}: " if named else "    "
+        _say(options, prefix + ", ".join(f"{phase} {seconds:.1f} s" for phase, seconds in outcome.seconds.items()))
         if outcome.status.status != Status.OK:
             _say(options, f"    {outcome.status.status}: {outcome.status.message.splitlines()[0]}")
+
+    def settle() -> None:
+        while pending:
+            impl, pool, outcome, finish = pending.pop(0)
+            try:
+                finish()
+            finally:
+                pool.close()
+            record(impl, pool, outcome, named=True)
+
+    try:
+        for n, impl in enumerate(runnable):
+            _display.start_row(n + 1, impl.name)
+            _say(options, f"  {impl.name}")
+            pool, upcoming = upcoming, _pool(options)
+            if n + 1 < len(runnable):  # the next row's process starts while this row runs
+                upcoming.launch(_load_ahead(runnable[n + 1]))
+            later: list = []
+            try:  # a fresh process per row: no row can reach another's
+                outcome = run_row(pool, op, impl, options, timed, before_timing=settle, later=later)
+            except BaseException:
+                pool.close()
+                raise
+            settle()  # a row before that this one did not time after (it failed, or nothing is timed)
+            if later:
+                pending.append((impl, pool, outcome, later[0]))
+            else:
+                pool.close()
+                record(impl, pool, outcome, named=False)
+        settle()
+    finally:
+        for _, pool, _, _ in pending:
+            pool.close()
+    starts, start_s = counted
     upcoming.close()
     _display.clear()
     _sum_phases(result)
@@ -359,9 +394,13 @@ class _RowStopped(Exception):
         self.status = status
 
 
-def run_row(pool, op: Op, impl: discover.Impl, options: Options, timed: list) -> RowOutcome:
+def run_row(pool, op: Op, impl: discover.Impl, options: Options, timed: list, before_timing=None,
+            later: list | None = None) -> RowOutcome:
     """Parent side of one row: the schedule's checks, the torch.compile capture, the timed cells with their outputs
-    judged, the kernel accounting, and the checks after timing."""
+    judged, the kernel accounting, and the checks after timing. before_timing: called right before the row's first
+    timed cell. later: where given, the kernel accounting is left to the caller: its profiler start-up is sent
+    ahead to the worker, and the call that finishes it (the profiled calls, which need the GPU alone, then the row's
+    verdict) is appended to `later`; the worker must stay open until it has run."""
     out = RowOutcome(RowStatus(impl.name, Status.OK))
     gpu = env.has_gpu()
     device = torch.device("cuda" if gpu else "cpu")
@@ -400,13 +439,18 @@ def run_row(pool, op: Op, impl: discover.Impl, options: Options, timed: list) ->
         if options.capture and gpu and impl.backend == "torch" and impl.variant.startswith("compile"):
             with clock("capture"), _gate.shared():
                 _capture(pool, op, impl, dtypes, device, options, out)
+        accounting_due = False
         if options.time and gpu and out.status.status == Status.OK:  # a wrong kernel's speed means nothing
+            if before_timing is not None:
+                before_timing()
             with clock("timing"):
                 _time_row(pool, op, impl, dtypes, device, options, timed, out)
-            if out.status.status == Status.OK:
+            accounting_due = out.status.status == Status.OK
+            if accounting_due and later is None:
                 with clock("kernel accounting"):
                     _row_display.phase("kernel accounting")
                     _account_kernels(pool, op, impl, dtypes, device, timed, options.seed, out)
+                accounting_due = False
         # Checked again on fresh inputs once it has been called many times: an implementation must not change its
         # answers when warm, nor serve a result cached from earlier inputs.
         with clock("checks"):
@@ -417,6 +461,23 @@ def run_row(pool, op: Op, impl: discover.Impl, options: Options, timed: list) ->
         out.status = stopped.status
         return out
     _judge(out)
+    if accounting_due:
+        try:  # the worker stays while the next row runs: it keeps no more GPU memory than it needs
+            _release_cached_memory(pool, impl)
+        except _RowStopped as stopped:
+            out.status = stopped.status
+            return out
+        pool.send_ahead("start_profiler")  # seconds of the worker's host work, while the caller goes on
+
+        def finish_accounting():
+            try:
+                with clock("kernel accounting"):
+                    _account_kernels(pool, op, impl, dtypes, device, timed, options.seed, out)
+            except _RowStopped as stopped:
+                out.status = stopped.status
+            _judge(out)
+
+        later.append(finish_accounting)
     return out
 
 

@@ -49,6 +49,10 @@ def test_a_call_sent_ahead_at_launch_is_answered_once_to_the_call_that_asks_for_
             worker.call("load_row", missing)
         assert failed.value.status == "error" and "no_such_row" in failed.value.message
         assert worker.call("cuda_context_healthy") is True  # one reply per request: nothing left over
+        worker.send_ahead("load_row", missing)  # sent while the worker runs; its reply collected when asked for
+        with pytest.raises(isolate.RowFailure, match="no_such_row"):
+            worker.call("load_row", missing)
+        assert worker.call("cuda_context_healthy") is True
     with isolate.Worker() as worker:
         worker.launch(("load_row", (missing,)))
         assert worker.call("cuda_context_healthy") is True  # asked for something else: that reply is dropped
@@ -61,3 +65,80 @@ def test_the_next_rows_worker_loads_it_ahead_unless_loading_may_touch_the_gpu():
     assert runner._load_ahead(rows["torch:compile"]) == ("load_row", (rows["torch:compile"],))
     assert runner._load_ahead(rows["triton:tuned"]) == ("load_row", (rows["triton:tuned"],))
     assert runner._load_ahead(rows["cuda:vec"]) is None
+
+
+def test_a_rows_kernel_accounting_runs_beside_the_next_rows_checks_and_ends_before_its_timing(monkeypatch):
+    """One row at a time: a row's kernel accounting is finished (its profiled calls, with the GPU alone) right before
+    the next row's first timed cell, or right after a next row that times nothing, or at the end; its worker is
+    closed after that, and the rows' outcomes are recorded in order."""
+    from compare.results import RowOutcome, RowStatus, Status
+
+    events, served = [], {}
+
+    class Pool(isolate.InProcess):
+        def close(self):
+            if id(self) in served:
+                events.append(("close", served[id(self)]))
+
+    def fake_run_row(pool, op, impl, options, timed, before_timing=None, later=None):
+        served[id(pool)] = impl.name
+        events.append(("checks", impl.name))
+        out = RowOutcome(RowStatus(impl.name, Status.OK))
+        if impl.name == "triton:tuned":  # fails its checks: not timed, no accounting
+            out.status = RowStatus(impl.name, Status.FAIL, "planted")
+            return out
+        before_timing()
+        events.append(("timing", impl.name))
+        later.append(lambda: events.append(("accounting", impl.name)))
+        return out
+
+    monkeypatch.setattr(runner, "_pool", lambda options: Pool())
+    monkeypatch.setattr(runner, "run_row", fake_run_row)
+    op = discover.load_op("gelu")
+    rows = {i.name: i for i in discover.implementations(op)}
+    order = ["triton:basic", "triton:tuned", "torch:eager"]
+    result = runner.run_op(op, runner.Options(capture=False, progress=False), [rows[name] for name in order])
+    assert events == [
+        ("checks", "triton:basic"), ("timing", "triton:basic"),
+        ("checks", "triton:tuned"), ("accounting", "triton:basic"), ("close", "triton:basic"), ("close", "triton:tuned"),
+        ("checks", "torch:eager"), ("timing", "torch:eager"), ("accounting", "torch:eager"), ("close", "torch:eager")]
+    assert [r.impl for r in result.rows] == order
+    assert [r.status for r in result.rows] == [Status.OK, Status.FAIL, Status.OK]
+
+
+def test_run_row_leaves_its_kernel_accounting_to_the_caller_with_the_profilers_start_up_sent_ahead(monkeypatch):
+    from compare import check
+
+    calls = []
+
+    class Pool:
+        def call(self, name, *args, timeout_s=None):
+            calls.append(("call", name))
+
+        def send_ahead(self, name, *args):
+            calls.append(("ahead", name))
+
+    def passing(pool, op, impl, case, device, seconds, alone=False):
+        result = check.failed_result(op, impl.name, case, "ok", "")
+        result.ok = True
+        return result
+
+    monkeypatch.setattr(runner.env, "has_gpu", lambda: True)
+    monkeypatch.setattr(runner, "_check", passing)
+    monkeypatch.setattr(runner, "_time_row", lambda *args: calls.append(("timing",)))
+    monkeypatch.setattr(runner, "_account_kernels", lambda *args: calls.append(("accounting",)))
+    op = discover.load_op("gelu")
+    impl = next(i for i in discover.implementations(op) if i.name == "torch:eager")
+    options = runner.Options(capture=False, progress=False, dtypes=["float32"])
+    later = []
+    out = runner.run_row(Pool(), op, impl, options, [(1 << 20,)], before_timing=lambda: calls.append(("before",)),
+                         later=later)
+    assert out.status.status == "ok" and len(later) == 1
+    assert calls[:1] == [("call", "load_row")] and ("accounting",) not in calls
+    assert calls.index(("before",)) + 1 == calls.index(("timing",)) and calls[-1] == ("ahead", "start_profiler")
+    later[0]()
+    assert calls[-1] == ("accounting",) and "kernel accounting" in out.seconds
+    # Without `later`, as with rows checked at once, the accounting is the row's own, before its checks after timing.
+    calls.clear()
+    runner.run_row(Pool(), op, impl, options, [(1 << 20,)])
+    assert ("accounting",) in calls and ("ahead", "start_profiler") not in calls
