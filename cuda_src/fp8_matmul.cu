@@ -11,10 +11,12 @@
 //              operand layout of 8-bit mma); the tensor core's partial sum of each K tile is added into a float32
 //              accumulator (its own accumulation is narrower: see the spec), and the scales applied in the epilogue
 //   v3 wgmma   Hopper's warpgroup MMA (m64n128k32 e4m3) fed by TMA, producer and consumer warpgroups on mbarriers
+//   v4 persistent  v3 on a grid of one block per SM, each walking the output tiles in the grouped order: the
+//              producer copies the next tile's K tiles while the consumers store this one's C
 //
 // v2 takes K a multiple of 16 (every 16-byte copy of a row then starts aligned); other K fall back to v1. v3 needs
 // the same (TMA's row pitch) and a Hopper GPU (compute capability 9.0, built for sm_90a); other inputs take v2's
-// launcher, and so v1 where v2 would.
+// launcher, and so v1 where v2 would. v4 takes what v3 takes.
 // Triton side: triton_src/fp8_matmul.py.
 #include "lab.h"
 
@@ -27,6 +29,9 @@ cudaError_t launch_fp8_matmul_mma(const uint8_t* a, const uint8_t* bt, const flo
 cudaError_t launch_fp8_matmul_wgmma(const uint8_t* a, const uint8_t* bt, const float* scale_a, int64_t scale_a_stride,
                                     const float* scale_b, int64_t scale_b_stride, void* c, int64_t m, int64_t n,
                                     int64_t k, cudaStream_t stream);
+cudaError_t launch_fp8_matmul_persistent(const uint8_t* a, const uint8_t* bt, const float* scale_a,
+                                         int64_t scale_a_stride, const float* scale_b, int64_t scale_b_stride, void* c,
+                                         int64_t m, int64_t n, int64_t k, cudaStream_t stream);
 
 #ifdef __CUDACC__
 #include <cuda_bf16.h>
@@ -247,6 +252,51 @@ __device__ __forceinline__ void wgmma_m64n128k32_e4m3(float (&d)[64], uint64_t d
 }
 #endif  // LAB_SM90A
 
+#ifdef LAB_SM90A
+// The shared memory of v3 and v4. The stage ring of A and Bt tiles, each row one K tile of 128 bytes, in the
+// swizzled layout TMA writes and wgmma reads; 128-byte swizzling repeats every 1024 bytes and wgmma locates rows
+// within that pattern from the address bits, so every tile starts on a 1024-byte boundary of the dynamic shared
+// memory. Two barriers per stage: full[s] completes when stage s's bytes have landed (the consumers wait on it),
+// empty[s] when both consumers are done reading it (the producer waits on it before refilling). Ends with the only
+// block-wide barrier: from there on the warpgroups meet only on full/empty.
+extern __shared__ unsigned char fp8_ring_smem[];
+
+__device__ __forceinline__ void ring_setup(unsigned char*& a_tiles, unsigned char*& b_tiles, uint64_t* full,
+                                           uint64_t* empty) {
+  using Cfg = Fp8WgmmaTile;
+  unsigned char* smem = fp8_ring_smem + ((1024 - lab::smem_address(fp8_ring_smem) % 1024) % 1024);
+  a_tiles = smem;                                  // [stage][BM rows of A][128 B]
+  b_tiles = smem + Cfg::Stages * Cfg::kAStageBytes;  // [stage][BN rows of Bt][128 B]
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < Cfg::Stages; ++s) {
+      lab::mbarrier_init(&full[s], 1);                     // the producer's expect_tx arrival; bytes do the rest
+      lab::mbarrier_init(&empty[s], Cfg::kConsumers * 4);  // one arrival per consumer warp
+    }
+    lab::fence_mbarrier_init();
+  }
+  __syncthreads();
+}
+#endif  // LAB_SM90A
+
+// The epilogue of v3 and v4: one warp's 16 rows of a consumer's 64×128 accumulator (layout: lab_hopper.cuh), its
+// lane holding rows `row` and row + 8, and registers 4j..4j+3 the columns bn + 8j + 2·(lane%4) + {0, 1} of both;
+// scaled by scale_a[row]·scale_b[col], rounded to bf16 and stored. Scales of rows and columns past M and N are not
+// read (their outputs are not stored).
+__device__ __forceinline__ void store_scaled(__nv_bfloat16* c, const float (&acc)[64], int row, int bn,
+                                             const float* scale_a, int64_t scale_a_stride, const float* scale_b,
+                                             int64_t scale_b_stride, int m, int n, int lane) {
+  const float sa_top = row < m ? scale_a[row * scale_a_stride] : 0.0f;
+  const float sa_bottom = row + 8 < m ? scale_a[(row + 8) * scale_a_stride] : 0.0f;
+#pragma unroll
+  for (int j = 0; j < 16; ++j) {
+    const int col = bn + j * 8 + (lane % 4) * 2;
+    const float sb0 = col < n ? scale_b[col * scale_b_stride] : 0.0f;
+    const float sb1 = col + 1 < n ? scale_b[(col + 1) * scale_b_stride] : 0.0f;
+    lab::store_pair(c, row, col, m, n, acc[4 * j] * sa_top * sb0, acc[4 * j + 1] * sa_top * sb1);
+    lab::store_pair(c, row + 8, col, m, n, acc[4 * j + 2] * sa_bottom * sb0, acc[4 * j + 3] * sa_bottom * sb1);
+  }
+}
+
 __global__ void __launch_bounds__(Fp8WgmmaTile::kThreads, 1)
     fp8_matmul_wgmma_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_bt,
                             const float* __restrict__ scale_a, int64_t scale_a_stride,
@@ -254,35 +304,20 @@ __global__ void __launch_bounds__(Fp8WgmmaTile::kThreads, 1)
                             __nv_bfloat16* __restrict__ c, int m, int n, int k) {
 #ifdef LAB_SM90A
   using Cfg = Fp8WgmmaTile;
-  // 1. Shared memory: the stage ring of A and Bt tiles, each row one K tile of 128 bytes, in the swizzled layout TMA
-  //    writes and wgmma reads; 128-byte swizzling repeats every 1024 bytes and wgmma locates rows within that
-  //    pattern from the address bits, so every tile starts on a 1024-byte boundary.
-  extern __shared__ unsigned char fp8_wgmma_smem_raw[];
-  unsigned char* smem = fp8_wgmma_smem_raw + ((1024 - lab::smem_address(fp8_wgmma_smem_raw) % 1024) % 1024);
-  unsigned char* a_tiles = smem;                                  // [stage][BM rows of A][128 B]
-  unsigned char* b_tiles = smem + Cfg::Stages * Cfg::kAStageBytes;  // [stage][BN rows of Bt][128 B]
-  // 2. Two barriers per stage: full[s] completes when stage s's bytes have landed (the consumers wait on it),
-  //    empty[s] when both consumers are done reading it (the producer waits on it before refilling).
+  // 1. Shared memory: the stage ring of A and Bt tiles, and two barriers per stage (ring_setup, above).
+  unsigned char *a_tiles, *b_tiles;
   __shared__ __align__(8) uint64_t full[Cfg::Stages], empty[Cfg::Stages];
-
+  ring_setup(a_tiles, b_tiles, full, empty);
   const int tid = threadIdx.x, warpgroup = tid / 128;
-  if (tid == 0) {
-    for (int s = 0; s < Cfg::Stages; ++s) {
-      lab::mbarrier_init(&full[s], 1);                     // the producer's expect_tx arrival; bytes do the rest
-      lab::mbarrier_init(&empty[s], Cfg::kConsumers * 4);  // one arrival per consumer warp
-    }
-    lab::fence_mbarrier_init();
-  }
-  __syncthreads();  // the only block-wide barrier: from here on the warpgroups meet only on full/empty
 
-  // 3. Which output tile this block computes (grouped order, for L2 reuse), and how many K tiles (k >= 1 here).
+  // 2. Which output tile this block computes (grouped order, for L2 reuse), and how many K tiles (k >= 1 here).
   int tile_m, tile_n;
   lab::grouped_tile(static_cast<int>(blockIdx.x), (m + Cfg::BM - 1) / Cfg::BM, (n + Cfg::BN - 1) / Cfg::BN, tile_m,
                     tile_n);
   const int bm = tile_m * Cfg::BM, bn = tile_n * Cfg::BN;
   const int k_tiles = (k - 1) / Cfg::BK + 1;
 
-  // 4. Producer: warpgroup 0 gives most of its registers to the consumers; one thread of it walks K, filling stage
+  // 3. Producer: warpgroup 0 gives most of its registers to the consumers; one thread of it walks K, filling stage
   //    t % Stages with K tile t (a box of A and one of Bt) as soon as both consumers have released it.
   if (warpgroup == 0) {
     lab::setmaxnreg_dec<24>();
@@ -298,7 +333,7 @@ __global__ void __launch_bounds__(Fp8WgmmaTile::kThreads, 1)
     return;
   }
 
-  // 5. Consumers: warpgroups 1 and 2 take the registers the producer gave up (d and acc are 64 a thread each), each
+  // 4. Consumers: warpgroups 1 and 2 take the registers the producer gave up (d and acc are 64 a thread each), each
   //    owning 64 rows of the block's 128×128 tile.
   lab::setmaxnreg_inc<240>();
   const int consumer = warpgroup - 1, lane = tid % 32, warp_in_group = tid % 128 / 32;
@@ -307,7 +342,7 @@ __global__ void __launch_bounds__(Fp8WgmmaTile::kThreads, 1)
   for (int i = 0; i < 64; ++i) d[i] = acc[i] = 0.0f;  // d only so that it is never read undefined: scale-d = 0 below
 
   for (int t = 0; t < k_tiles; ++t) {
-    // 6. Wait for tile t's bytes (full[s]'s completion number t / Stages).
+    // 5. Wait for tile t's bytes (full[s]'s completion number t / Stages).
     const int s = t % Cfg::Stages;
     lab::mbarrier_wait(&full[s], (t / Cfg::Stages) % 2);
     // This consumer's 64 rows of A (8 KB into the stage) and all 128 rows of Bt. Both are K-major with 128-byte rows:
@@ -315,7 +350,7 @@ __global__ void __launch_bounds__(Fp8WgmmaTile::kThreads, 1)
     // a row); the k32 slice kk starts 32·kk bytes into each swizzled row.
     const unsigned char* a_tile = a_tiles + s * Cfg::kAStageBytes + consumer * 64 * Cfg::BK;
     const unsigned char* b_tile = b_tiles + s * Cfg::kBStageBytes;
-    // 7. The tile's BK/32 = 4 wgmma as one batch into d, the first overwriting it (scale-d = 0); the fence orders
+    // 6. The tile's BK/32 = 4 wgmma as one batch into d, the first overwriting it (scale-d = 0); the fence orders
     //    the promotion's reads of d before them.
     lab::wgmma_fence();
 #pragma unroll
@@ -325,7 +360,7 @@ __global__ void __launch_bounds__(Fp8WgmmaTile::kThreads, 1)
       wgmma_m64n128k32_e4m3(d, desc_a, desc_b, /*accumulate=*/kk > 0);
     }
     lab::wgmma_commit_group();
-    // 8. Wait for the batch (the promotion needs its result), release the stage it read (each warp's lane 0), and
+    // 7. Wait for the batch (the promotion needs its result), release the stage it read (each warp's lane 0), and
     //    promote: d into the float32 accumulator. The operand fences keep the adds after the wait and before the
     //    next batch, which the compiler cannot see on its own (wgmma writes d asynchronously).
     lab::wgmma_wait_group<0>();
@@ -336,41 +371,166 @@ __global__ void __launch_bounds__(Fp8WgmmaTile::kThreads, 1)
     lab::wgmma_fence_operand(acc);
   }
 
-  // 9. Epilogue, straight from registers to C (accumulator layout: lab_hopper.cuh): warp w of the group holds rows
-  //    16w + lane/4 and +8, and registers 4j..4j+3 the columns 8j + 2·(lane%4) + {0, 1} of both. Scales of rows and
-  //    columns past M and N are not read (their outputs are not stored).
-  const int row = bm + consumer * 64 + warp_in_group * 16 + lane / 4;
-  const float sa_top = row < m ? scale_a[row * scale_a_stride] : 0.0f;
-  const float sa_bottom = row + 8 < m ? scale_a[(row + 8) * scale_a_stride] : 0.0f;
+  // 8. Epilogue, straight from registers to C.
+  store_scaled(c, acc, bm + consumer * 64 + warp_in_group * 16 + lane / 4, bn, scale_a, scale_a_stride, scale_b,
+               scale_b_stride, m, n, lane);
+#else
+  __trap();  // built without sm_90a: the launcher never starts it there (lab::runs_sm90a)
+#endif
+}
+
+// v3's and v4's launch: on a Hopper build, with A's and Bt's rows at TMA's 16-byte pitch and sizes within int, the
+// two tensor maps are built and `start(map_a, map_bt)` launches the kernel; other inputs take v2's launcher.
+template <typename Start>
+cudaError_t launch_with_tensor_maps(const uint8_t* a, const uint8_t* bt, const float* scale_a, int64_t scale_a_stride,
+                                    const float* scale_b, int64_t scale_b_stride, void* c, int64_t m, int64_t n,
+                                    int64_t k, cudaStream_t stream, Start start) {
+  // Not Hopper: this build has no wgmma kernel for the GPU (specs/fp8_matmul.py reports the row as skipped there).
+  if (!lab::runs_sm90a()) return cudaErrorNoKernelImageForDevice;
+  // TMA needs rows at 16-byte multiples, and the kernels index with int: other inputs take v2.
+  if (!rows_aligned16(a, bt, k) || n > INT_MAX || k > INT_MAX) {
+    return launch_fp8_matmul_mma(a, bt, scale_a, scale_a_stride, scale_b, scale_b_stride, c, m, n, k, stream);
+  }
+  CUtensorMap map_a, map_bt;
+  if (!lab::encode_tensor_map(&map_a, a, m, k, Fp8WgmmaTile::BM) ||
+      !lab::encode_tensor_map(&map_bt, bt, n, k, Fp8WgmmaTile::BN))
+    return cudaErrorInvalidValue;
+  return start(map_a, map_bt);
+}
+
+cudaError_t launch_fp8_matmul_wgmma(const uint8_t* a, const uint8_t* bt, const float* scale_a, int64_t scale_a_stride,
+                                    const float* scale_b, int64_t scale_b_stride, void* c, int64_t m, int64_t n,
+                                    int64_t k, cudaStream_t stream) {
+  return launch_with_tensor_maps(
+      a, bt, scale_a, scale_a_stride, scale_b, scale_b_stride, c, m, n, k, stream,
+      [&](const CUtensorMap& map_a, const CUtensorMap& map_bt) {
+        return lab::launch_over_tiles<Fp8WgmmaTile>(fp8_matmul_wgmma_kernel, m, n, stream, map_a, map_bt, scale_a,
+                                                    scale_a_stride, scale_b, scale_b_stride,
+                                                    static_cast<__nv_bfloat16*>(c), static_cast<int>(m),
+                                                    static_cast<int>(n), static_cast<int>(k));
+      });
+}
+
+// ---- v4 persistent: one block per SM walking the output tiles. ---------------------------------------------------
+// What changes against v3, and why: v3 runs a block per output tile, one block per SM (its 197 KB ring fills the
+// SM). Each block starts with an empty ring, so its first K tile waits for a copy from memory, and its epilogue
+// (scaling, rounding, storing C from registers) leaves the tensor cores idle until the next block has started and
+// filled its ring. Here the grid is one block per SM and each block takes tiles blockIdx.x, + gridDim.x, ... in the
+// grouped order. The producer walks the K tiles of all its block's output tiles in one sequence, so while the
+// consumers store one tile's C the ring is already filling with the next tile's K tiles. Stage and parity run on
+// that one count (it) across tiles, in the producer and the consumers alike.
+// Not done, and why: a second register set for the partial sum, to issue K tile t+1's batch before waiting for t's
+// and promoting it. ptxas then serializes every wgmma (its warning C7514: non-wgmma instructions reading a wgmma's
+// accumulators inside a pipeline stage), so the promotion keeps v3's wait; the other consumer warpgroup's batches
+// fill that gap, as in DeepGEMM.
+__global__ void __launch_bounds__(Fp8WgmmaTile::kThreads, 1)
+    fp8_matmul_persistent_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_bt,
+                                 const float* __restrict__ scale_a, int64_t scale_a_stride,
+                                 const float* __restrict__ scale_b, int64_t scale_b_stride,
+                                 __nv_bfloat16* __restrict__ c, int m, int n, int k) {
+#ifdef LAB_SM90A
+  using Cfg = Fp8WgmmaTile;
+  // 1. Shared memory and barriers as v3.
+  unsigned char *a_tiles, *b_tiles;
+  __shared__ __align__(8) uint64_t full[Cfg::Stages], empty[Cfg::Stages];
+  ring_setup(a_tiles, b_tiles, full, empty);
+  const int tid = threadIdx.x, warpgroup = tid / 128;
+
+  const int tiles_m = (m + Cfg::BM - 1) / Cfg::BM, tiles_n = (n + Cfg::BN - 1) / Cfg::BN;
+  const int tiles = tiles_m * tiles_n;
+  const int k_tiles = (k - 1) / Cfg::BK + 1;
+
+  // 2. Producer: one thread walks every K tile of every output tile of this block, `it` counting them all.
+  if (warpgroup == 0) {
+    lab::setmaxnreg_dec<24>();
+    if (tid != 0) return;
+    int it = 0;
+    for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+      int tile_m, tile_n;
+      lab::grouped_tile(tile, tiles_m, tiles_n, tile_m, tile_n);
+      for (int t = 0; t < k_tiles; ++t, ++it) {
+        const int s = it % Cfg::Stages;
+        if (it >= Cfg::Stages) lab::mbarrier_wait(&empty[s], (it / Cfg::Stages + 1) % 2);
+        lab::mbarrier_expect_bytes(&full[s], Cfg::kAStageBytes + Cfg::kBStageBytes);
+        lab::tma_load_2d(a_tiles + s * Cfg::kAStageBytes, &map_a, t * Cfg::BK, tile_m * Cfg::BM, &full[s]);
+        lab::tma_load_2d(b_tiles + s * Cfg::kBStageBytes, &map_bt, t * Cfg::BK, tile_n * Cfg::BN, &full[s]);
+      }
+    }
+    return;
+  }
+
+  // 3. Consumers: 64 rows each of every output tile, the K tiles counted by `it` as the producer counts them.
+  lab::setmaxnreg_inc<240>();
+  const int consumer = warpgroup - 1, lane = tid % 32, warp_in_group = tid % 128 / 32;
+  float d[64], acc[64];
 #pragma unroll
-  for (int j = 0; j < Cfg::BN / 8; ++j) {
-    const int col = bn + j * 8 + (lane % 4) * 2;
-    const float sb0 = col < n ? scale_b[col * scale_b_stride] : 0.0f;
-    const float sb1 = col + 1 < n ? scale_b[(col + 1) * scale_b_stride] : 0.0f;
-    lab::store_pair(c, row, col, m, n, acc[4 * j] * sa_top * sb0, acc[4 * j + 1] * sa_top * sb1);
-    lab::store_pair(c, row + 8, col, m, n, acc[4 * j + 2] * sa_bottom * sb0, acc[4 * j + 3] * sa_bottom * sb1);
+  for (int i = 0; i < 64; ++i) d[i] = 0.0f;  // never read undefined (scale-d = 0 on a batch's first wgmma)
+
+  // The batch of the block's K tile number `kt` (counting over all its output tiles) into d: wait for its bytes,
+  // then its BK/32 wgmma, committed as one group.
+  auto issue = [&](int kt) {
+    const int s = kt % Cfg::Stages;
+    lab::mbarrier_wait(&full[s], (kt / Cfg::Stages) % 2);
+    const unsigned char* a_tile = a_tiles + s * Cfg::kAStageBytes + consumer * 64 * Cfg::BK;
+    const unsigned char* b_tile = b_tiles + s * Cfg::kBStageBytes;
+    lab::wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < Cfg::BK / 32; ++kk) {
+      wgmma_m64n128k32_e4m3(d, lab::smem_descriptor(a_tile + kk * 32, 16, 1024),
+                            lab::smem_descriptor(b_tile + kk * 32, 16, 1024), /*accumulate=*/kk > 0);
+    }
+    lab::wgmma_commit_group();
+  };
+  // K tile `kt`'s batch, known complete: release its stage and add d into the float32 accumulator.
+  auto promote = [&](int kt) {
+    lab::wgmma_fence_operand(d);
+    if (lane == 0) lab::mbarrier_arrive(&empty[kt % Cfg::Stages]);
+#pragma unroll
+    for (int i = 0; i < 64; ++i) acc[i] += d[i];
+    lab::wgmma_fence_operand(acc);
+  };
+
+  int it = 0;
+  for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    int tile_m, tile_n;
+    lab::grouped_tile(tile, tiles_m, tiles_n, tile_m, tile_n);
+#pragma unroll
+    for (int i = 0; i < 64; ++i) acc[i] = 0.0f;
+    // 4. The K tiles as v3's: each batch waited for and promoted before the next is issued.
+    for (int t = 0; t < k_tiles; ++t, ++it) {
+      issue(it);
+      lab::wgmma_wait_group<0>();
+      promote(it);
+    }
+
+    // 5. Epilogue as v3; the producer is already filling the ring with the next tile's K tiles.
+    store_scaled(c, acc, tile_m * Cfg::BM + consumer * 64 + warp_in_group * 16 + lane / 4, tile_n * Cfg::BN, scale_a,
+                 scale_a_stride, scale_b, scale_b_stride, m, n, lane);
   }
 #else
   __trap();  // built without sm_90a: the launcher never starts it there (lab::runs_sm90a)
 #endif
 }
 
-cudaError_t launch_fp8_matmul_wgmma(const uint8_t* a, const uint8_t* bt, const float* scale_a, int64_t scale_a_stride,
-                                    const float* scale_b, int64_t scale_b_stride, void* c, int64_t m, int64_t n,
-                                    int64_t k, cudaStream_t stream) {
-  // Not Hopper: this build has no wgmma kernel for the GPU (specs/fp8_matmul.py reports the row as skipped there).
-  if (!lab::runs_sm90a()) return cudaErrorNoKernelImageForDevice;
-  // TMA needs rows at 16-byte multiples, and the kernel indexes with int: other inputs take v2.
-  if (!rows_aligned16(a, bt, k) || n > INT_MAX || k > INT_MAX) {
-    return launch_fp8_matmul_mma(a, bt, scale_a, scale_a_stride, scale_b, scale_b_stride, c, m, n, k, stream);
-  }
-  using Cfg = Fp8WgmmaTile;
-  CUtensorMap map_a, map_bt;
-  if (!lab::encode_tensor_map(&map_a, a, m, k, Cfg::BM) || !lab::encode_tensor_map(&map_bt, bt, n, k, Cfg::BN))
-    return cudaErrorInvalidValue;
-  return lab::launch_over_tiles<Cfg>(fp8_matmul_wgmma_kernel, m, n, stream, map_a, map_bt, scale_a, scale_a_stride,
-                                     scale_b, scale_b_stride, static_cast<__nv_bfloat16*>(c), static_cast<int>(m),
-                                     static_cast<int>(n), static_cast<int>(k));
+cudaError_t launch_fp8_matmul_persistent(const uint8_t* a, const uint8_t* bt, const float* scale_a,
+                                         int64_t scale_a_stride, const float* scale_b, int64_t scale_b_stride, void* c,
+                                         int64_t m, int64_t n, int64_t k, cudaStream_t stream) {
+  return launch_with_tensor_maps(
+      a, bt, scale_a, scale_a_stride, scale_b, scale_b_stride, c, m, n, k, stream,
+      [&](const CUtensorMap& map_a, const CUtensorMap& map_bt) {
+        using Cfg = Fp8WgmmaTile;
+        const int64_t tiles = static_cast<int64_t>(lab::blocks_for(m, Cfg::BM)) * lab::blocks_for(n, Cfg::BN);
+        if (tiles > INT_MAX) return cudaErrorInvalidConfiguration;
+        const cudaError_t err = cudaFuncSetAttribute(fp8_matmul_persistent_kernel,
+                                                     cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes);
+        if (err != cudaSuccess) return err;
+        // One block per SM (the ring fills one SM's shared memory), never more blocks than tiles.
+        const int blocks = static_cast<int>(std::min<int64_t>(tiles, std::max(lab::sm_count(), 1)));
+        fp8_matmul_persistent_kernel<<<blocks, Cfg::kThreads, Cfg::kSmemBytes, stream>>>(
+            map_a, map_bt, scale_a, scale_a_stride, scale_b, scale_b_stride, static_cast<__nv_bfloat16*>(c),
+            static_cast<int>(m), static_cast<int>(n), static_cast<int>(k));
+        return cudaGetLastError();
+      });
 }
 
 #else  // host half: the torch binding
@@ -424,17 +584,23 @@ at::Tensor fp8_matmul_wgmma(const at::Tensor& a, const at::Tensor& b, const at::
                             const at::Tensor& scale_b) {
   return run_fp8_matmul(a, b, scale_a, scale_b, "wgmma", launch_fp8_matmul_wgmma);
 }
+at::Tensor fp8_matmul_persistent(const at::Tensor& a, const at::Tensor& b, const at::Tensor& scale_a,
+                                 const at::Tensor& scale_b) {
+  return run_fp8_matmul(a, b, scale_a, scale_b, "persistent", launch_fp8_matmul_persistent);
+}
 
 TORCH_LIBRARY(lab_fp8_matmul, m) {
   m.def("naive(Tensor a, Tensor b, Tensor scale_a, Tensor scale_b) -> Tensor");
   m.def("mma(Tensor a, Tensor b, Tensor scale_a, Tensor scale_b) -> Tensor");
   m.def("wgmma(Tensor a, Tensor b, Tensor scale_a, Tensor scale_b) -> Tensor");
+  m.def("persistent(Tensor a, Tensor b, Tensor scale_a, Tensor scale_b) -> Tensor");
 }
 
 TORCH_LIBRARY_IMPL(lab_fp8_matmul, CUDA, m) {
   m.impl("naive", &fp8_matmul_naive);
   m.impl("mma", &fp8_matmul_mma);
   m.impl("wgmma", &fp8_matmul_wgmma);
+  m.impl("persistent", &fp8_matmul_persistent);
 }
 
 #endif

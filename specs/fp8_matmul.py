@@ -100,6 +100,6 @@ OP = Op(
     tolerances=tolerances,
     output_dtypes=lambda dtype: torch.bfloat16,
     # wgmma, setmaxnreg and the sm_90a build exist on Hopper only; elsewhere the row is reported as skipped.
-    requires_capability={"cuda:wgmma": (9, 0)},
+    requires_capability={"cuda:wgmma": (9, 0), "cuda:persistent": (9, 0)},
     roofline="compute",
 )
