@@ -242,6 +242,9 @@ def run(parser: argparse.ArgumentParser, args: argparse.Namespace, argv: list[st
     # A run of some rows, dtypes or sizes only must not replace the op's full results (see paths.default_out_dir).
     filtered_by = [f"--{name}" for name in ("impls", "dtypes", "sizes") if getattr(args, name)]
     failed = []
+    # The process's start-up (the interpreter, imports, finding the ops) goes to the first op's phases: the rest of
+    # the run is in the phases of each op.
+    startup = {"start-up (imports, finding the ops)": round(env.seconds_since_start(), 2)}
     for op in ops:
         patterns, chosen = rows[op.name]
         if not chosen:
@@ -257,6 +260,8 @@ def run(parser: argparse.ArgumentParser, args: argparse.Namespace, argv: list[st
             print(f"error: {exc}", file=sys.stderr)
             return 2
         for result in results:
+            result.phases = {**startup, **result.phases}
+            startup = {}
             gpu = result.env.get("gpu")
             if args.out is None:
                 out_dir, why = paths.default_out_dir_and_reason(args.quick, op.name, filtered_by, gpu=gpu)

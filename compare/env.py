@@ -8,6 +8,7 @@ import platform
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import cuda_src
@@ -18,6 +19,19 @@ CUDA_DIR = Path(cuda_src.__file__).resolve().parent
 TRITON_DIR = Path(triton_src.__file__).resolve().parent
 SPECS_DIR = Path(specs.__file__).resolve().parent
 ROOT = SPECS_DIR.parent
+_IMPORTED = time.perf_counter()  # where the process's start time cannot be read: the harness's first import
+
+
+def seconds_since_start() -> float:
+    """Wall seconds since this process started: on Linux from its start time in /proc (the interpreter's own
+    start-up and every import included), elsewhere since this module was first imported."""
+    try:
+        with open("/proc/self/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()  # after the command name, which may hold spaces
+        started = int(fields[19]) / os.sysconf("SC_CLK_TCK")  # field 22, starttime: clock ticks since boot
+        return max(0.0, time.clock_gettime(time.CLOCK_BOOTTIME) - started)
+    except (OSError, ValueError, IndexError, AttributeError):
+        return time.perf_counter() - _IMPORTED
 
 
 def relpath(path: str | os.PathLike) -> str:

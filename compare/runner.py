@@ -126,14 +126,16 @@ def _pool(options: Options):
 def run_op(op: Op, options: Options, impls: list[discover.Impl] | None = None) -> OpResult:
     """Every row of the op (or the given ones: tests plant rows from other files) through the schedule."""
     global _display
-    result = OpResult(op.name, op.summary, op.roofline, env.describe(), seed=options.seed,
+    result = OpResult(op.name, op.summary, op.roofline, {}, seed=options.seed,
                       ceiling_rows=list(op.ceiling_rows), counting=op.counting)
+    clock = _PhaseClock(result.phases)
+    with clock("environment (GPU context, versions)"):  # the parent's first CUDA call creates its context
+        result.env = env.describe()
     impls = discover.select(discover.implementations(op), options.impls) if impls is None else impls
     if peers := peer_versions(op, impls):
         result.env["peers"] = peers
     gpu = env.has_gpu()
     status: dict[str, RowStatus] = {i.name: RowStatus(i.name, Status.OK) for i in impls}
-    clock = _PhaseClock(result.phases)
     global _row_display
     _display = Progress() if options.progress and not options.label else Silent()
     _row_display = _display

@@ -55,11 +55,20 @@ def test_a_run_ends_with_where_its_time_went_in_terminal_md_and_json(tmp_path, c
 
     from compare import cli
 
+    from compare import env
+
     out = tmp_path / "results"
+    before = env.seconds_since_start()
     assert cli.main(["gelu", "--impls", "triton:basic", "--no-capture", "--out", str(out)]) == 0
+    after = env.seconds_since_start()
     data = json.loads((out / "gelu.json").read_text())
     phases = data["phases"]
     assert {"count lines", "build (CUDA)", "rows: load", "rows: checks", "report (plot)"} <= set(phases)
+    # The process's own start-up and the environment's reading come first, and are times this process took.
+    first, second = list(phases)[:2]
+    assert (first, second) == ("start-up (imports, finding the ops)", "environment (GPU context, versions)")
+    # This test's process started the run: its start-up is the process's age when the ops had been found.
+    assert before - 0.01 <= phases[first] <= after + 0.01 and phases[second] >= 0
     assert phases["rows: checks"] == round(data["row_seconds"]["triton:basic"]["checks"], 2)
     assert 0 < phases["of the checks: Triton first calls (JIT, autotuning)"] <= phases["rows: checks"]
     assert "## Where the time went" in (out / "gelu.md").read_text()
