@@ -14,6 +14,11 @@
 #   bench/gpu_run.sh --wait           then, in the next commands (while the machine is still held): wait up to
 #                                     9 minutes, then collect whatever has been written so far (the log says
 #                                     whether every run has finished)
+#   bench/gpu_run.sh --for SECONDS 'RUN' ['RUN' ...]
+#                                     --background and --wait in one command: the runs start, and after at most
+#                                     SECONDS (or once all are done) what they wrote so far is collected, so nothing
+#                                     depends on the machine still being held for a later command; runs not finished
+#                                     by then go on, for a --wait while the machine is held
 # Logs and a tarball of results/ go to $OUT (default ./gpu-out), from where the results are unpacked into the
 # repository and committed. Where the tree is a copy without .git, set LAB_GIT_REVISION to its commit so the
 # reports name it.
@@ -27,6 +32,46 @@ collect() {
   tar czf "$OUT/results.tgz" --exclude=results/cpu results
 }
 
+start_background() {
+  mkdir -p "$JOB"
+  if [ -e "$JOB/pid" ] && [ ! -e "$JOB/done" ] && kill -0 "$(cat "$JOB/pid")" 2>/dev/null; then
+    echo "error: the runs started earlier are still going ($JOB/runs); collect them with bench/gpu_run.sh --wait," \
+         "or stop them: kill -- -$(cat "$JOB/pid")" >&2
+    exit 2
+  fi
+  rm -rf "$JOB/done" "$JOB/tree" "$JOB/compare.log"
+  mkdir -p "$JOB/tree"
+  tar cf - --exclude=./gpu-out --exclude=./results --exclude=./.git . | tar xf - -C "$JOB/tree"
+  printf '%s\n' "$@" > "$JOB/runs"
+  # Word splitting of each line is wanted: a line is one command line of options.
+  setsid bash -c 'cd "'"$JOB"'/tree" && while read -r run; do
+      start=$(date +%s)
+      case "$run" in
+        tests*) echo "== python3 -m pytest -q -m gpu tests ${run#tests}" >> "'"$JOB"'/compare.log"
+                eval "python3 -m pytest -q -m gpu -p no:cacheprovider tests ${run#tests}" >> "'"$JOB"'/compare.log" 2>&1 ;;
+        cmd:*) echo "== ${run#cmd:}" >> "'"$JOB"'/compare.log"
+               bash -c "${run#cmd:}" >> "'"$JOB"'/compare.log" 2>&1 ;;
+        *) echo "== python3 -m compare $run" >> "'"$JOB"'/compare.log"
+           python3 -m compare $run >> "'"$JOB"'/compare.log" 2>&1 ;;
+      esac
+      echo "compare exit: $? after $(( $(date +%s) - start )) s" >> "'"$JOB"'/compare.log"
+    done < "'"$JOB"'/runs"; touch "'"$JOB"'/done"' < /dev/null > /dev/null 2>&1 &
+  echo $! > "$JOB/pid"
+}
+
+wait_and_collect() {  # at most $1 seconds
+  for _ in $(seq $(( $1 / 5 ))); do [ -e "$JOB/done" ] && break; sleep 5; done
+  cp "$JOB/compare.log" "$OUT/compare.log" 2>/dev/null
+  [ -d "$JOB/tree/results" ] && tar czf "$OUT/results.tgz" -C "$JOB/tree" --exclude=results/cpu results
+  grep "compare exit" "$JOB/compare.log"
+  if [ -e "$JOB/done" ]; then
+    echo "all runs finished"
+  else
+    echo "still running; call bench/gpu_run.sh --wait again within 30 s (the machine goes back when idle)"
+    tail -n 3 "$JOB/compare.log"
+  fi
+}
+
 case "${1:-}" in
   tests)
     shift
@@ -36,37 +81,17 @@ case "${1:-}" in
     ;;
   --background)
     shift
-    mkdir -p "$JOB"
-    rm -rf "$JOB/done" "$JOB/tree" "$JOB/compare.log"
-    mkdir -p "$JOB/tree"
-    tar cf - --exclude=./gpu-out --exclude=./results --exclude=./.git . | tar xf - -C "$JOB/tree"
-    printf '%s\n' "$@" > "$JOB/runs"
-    # Word splitting of each line is wanted: a line is one command line of options.
-    setsid bash -c 'cd "'"$JOB"'/tree" && while read -r run; do
-        start=$(date +%s)
-        case "$run" in
-          tests*) echo "== python3 -m pytest -q -m gpu tests ${run#tests}" >> "'"$JOB"'/compare.log"
-                  eval "python3 -m pytest -q -m gpu -p no:cacheprovider tests ${run#tests}" >> "'"$JOB"'/compare.log" 2>&1 ;;
-          cmd:*) echo "== ${run#cmd:}" >> "'"$JOB"'/compare.log"
-                 bash -c "${run#cmd:}" >> "'"$JOB"'/compare.log" 2>&1 ;;
-          *) echo "== python3 -m compare $run" >> "'"$JOB"'/compare.log"
-             python3 -m compare $run >> "'"$JOB"'/compare.log" 2>&1 ;;
-        esac
-        echo "compare exit: $? after $(( $(date +%s) - start )) s" >> "'"$JOB"'/compare.log"
-      done < "'"$JOB"'/runs"; touch "'"$JOB"'/done"' < /dev/null > /dev/null 2>&1 &
+    start_background "$@"
     echo "started in the background: $*; follow with: bench/gpu_run.sh --wait"
     ;;
   --wait)
-    for _ in $(seq 108); do [ -e "$JOB/done" ] && break; sleep 5; done
-    cp "$JOB/compare.log" "$OUT/compare.log" 2>/dev/null
-    [ -d "$JOB/tree/results" ] && tar czf "$OUT/results.tgz" -C "$JOB/tree" --exclude=results/cpu results
-    grep "compare exit" "$JOB/compare.log"
-    if [ -e "$JOB/done" ]; then
-      echo "all runs finished"
-    else
-      echo "still running; call bench/gpu_run.sh --wait again within 30 s (the machine goes back when idle)"
-      tail -n 3 "$JOB/compare.log"
-    fi
+    wait_and_collect 540
+    ;;
+  --for)
+    limit=${2:?--for SECONDS 'RUN' ...}
+    shift 2
+    start_background "$@"
+    wait_and_collect "$limit"
     ;;
   *)
     nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee -a "$OUT/nvidia-smi.txt"
