@@ -152,8 +152,8 @@ def run_op(op: Op, options: Options, impls: list[discover.Impl] | None = None) -
     # (seconds) and touches no GPU until its first call, so those seconds pass while the ceilings are measured.
     sources = _cuda_sources(impls)
     build_pools = [_pool(options) for _ in sources]
-    upcoming = _pool(options)
-    for pool in build_pools + ([upcoming] if options.check_rows == 1 else []):
+    upcoming = [_pool(options)]  # the workers of the rows to come, in order, each started before its row's turn
+    for pool in build_pools + (upcoming if options.check_rows == 1 else []):
         pool.launch()
     # The ceilings first, in a worker that has loaded no row's code.
     timed = schedule.timed_shapes(op, options.quick, options.sizes) if options.time and gpu else []
@@ -217,9 +217,12 @@ def run_op(op: Op, options: Options, impls: list[discover.Impl] | None = None) -
         for n, impl in enumerate(runnable):
             _display.start_row(n + 1, impl.name)
             _say(options, f"  {impl.name}")
-            pool, upcoming = upcoming, _pool(options)
-            if n + 1 < len(runnable):  # the next row's process starts while this row runs
-                upcoming.launch(_load_ahead(runnable[n + 1]))
+            pool = upcoming.pop(0)
+            # The next rows' processes start while this row runs, each importing (and, where it is safe, loading)
+            # its row: torch.compile's imports take longer than a short row before it lasts.
+            while len(upcoming) < ROWS_STARTED_AHEAD and n + 1 + len(upcoming) < len(runnable):
+                upcoming.append(_pool(options))
+                upcoming[-1].launch(_load_ahead(runnable[n + len(upcoming)]))
             later: list = []
             try:  # a fresh process per row: no row can reach another's
                 outcome = run_row(pool, op, impl, options, timed, before_timing=settle, later=later)
@@ -234,20 +237,24 @@ def run_op(op: Op, options: Options, impls: list[discover.Impl] | None = None) -
                 record(impl, pool, outcome, named=False)
         settle()
     finally:
-        for _, pool, _, _ in pending:
+        for pool in [p for _, p, _, _ in pending] + upcoming:  # upcoming: the first row's where none was runnable
             pool.close()
     starts, start_s = counted
-    upcoming.close()
     _display.clear()
     _sum_phases(result)
     result.isolation = {"enabled": options.isolate, "worker_starts": starts, "worker_start_s": round(start_s, 3),
                         "worker_per_row": True, "rows_checked_at_once": options.check_rows,
-                        "next_worker_started_during_the_row_before": options.check_rows == 1}
+                        "rows_whose_workers_start_ahead": ROWS_STARTED_AHEAD if options.check_rows == 1 else 0}
     relate_to_ceilings(result, status)
     _refuse_implausible(result, status)
     relate_to_ceilings(result, status)  # a ceiling row whose timing was just refused as implausible sets no ceiling
     result.rows = [status[i.name] for i in impls]
     return result
+
+
+# One row at a time, the workers of this many rows after the running one are already started: each holds torch and
+# the harness imported (host memory, no GPU memory until its row's first call).
+ROWS_STARTED_AHEAD = 2
 
 
 def _load_ahead(impl: discover.Impl) -> tuple[str, tuple] | None:

@@ -142,3 +142,44 @@ def test_run_row_leaves_its_kernel_accounting_to_the_caller_with_the_profilers_s
     calls.clear()
     runner.run_row(Pool(), op, impl, options, [(1 << 20,)])
     assert ("accounting",) in calls and ("ahead", "start_profiler") not in calls
+
+
+def test_one_row_at_a_time_the_workers_of_the_next_two_rows_are_started_before_a_row_runs(monkeypatch):
+    """Row n runs with the workers of rows n+1 and n+2 already started (each loading its row where _load_ahead
+    allows), no more, and every worker is used by its own row and closed."""
+    from compare.results import RowOutcome, RowStatus, Status
+
+    events, pools = [], []
+
+    class Pool(isolate.InProcess):
+        def __init__(self):
+            self.number = len(pools)
+            pools.append(self)
+            self.closed = False
+
+        def launch(self, first=None):
+            events.append(("launch", self.number, first[1][0].name if first else None))
+
+        def close(self):
+            self.closed = True
+
+    def fake_run_row(pool, op, impl, options, timed, before_timing=None, later=None):
+        events.append(("row", pool.number, impl.name))
+        return RowOutcome(RowStatus(impl.name, Status.OK))
+
+    monkeypatch.setattr(runner, "_pool", lambda options: Pool())
+    monkeypatch.setattr(runner, "run_row", fake_run_row)
+    op = discover.load_op("softmax")
+    rows = {i.name: i for i in discover.implementations(op)}
+    order = ["triton:basic", "triton:tiled", "triton:online", "triton:tuned", "torch:eager"]
+    runner.run_op(op, runner.Options(capture=False, progress=False, time=False), [rows[name] for name in order])
+    ran = [e for e in events if e[0] == "row"]
+    assert [e[2] for e in ran] == order and len({e[1] for e in ran}) == len(order)  # a worker of its own each
+    launched = {e[1]: i for i, e in enumerate(events) if e[0] == "launch"}
+    for n, (_, number, _) in enumerate(ran):
+        started_before = [r[2] for r in ran if launched[r[1]] < events.index(ran[n])]
+        # this row and the two after it, never a third
+        assert started_before == order[:min(n + 3, len(order))], (n, started_before)
+    loads = {e[1]: e[2] for e in events if e[0] == "launch"}
+    assert [loads[e[1]] for e in ran] == [None] + order[1:]  # the first row's worker started before any was known
+    assert all(p.closed for p in pools)
