@@ -155,15 +155,22 @@ def run_op(op: Op, options: Options, impls: list[discover.Impl] | None = None) -
     upcoming = [_pool(options)]  # the workers of the rows to come, in order, each started before its row's turn
     for pool in build_pools + (upcoming if options.check_rows == 1 else []):
         pool.launch()
-    # The ceilings first, in a worker that has loaded no row's code.
+    # The ceilings first, in a worker that has loaded no row's code: one row at a time, the first row's, which has
+    # not loaded it yet, so that its start-up (imports, CUDA context) is paid once; it then gives back the memory the
+    # copies held before the row is loaded.
     timed = schedule.timed_shapes(op, options.quick, options.sizes) if options.time and gpu else []
     timed_cells = {(schedule.dtype_name(d), op.describe_shape(s)) for d in _dtypes(op, options) for s in timed}
     result.ladder_cells = [c for c in ((schedule.dtype_name(d), op.describe_shape(s)) for d, s in op.ladder())
                            if c in timed_cells]
     if timed:
         _display.phase("ceilings")
-        with clock("ceilings"), _pool(options) as pool:
-            _measure_ceilings(pool, op, options, timed, result)
+        with clock("ceilings"):
+            if options.check_rows == 1:
+                _measure_ceilings(upcoming[0], op, options, timed, result)
+                upcoming[0].call("release_cached_memory")
+            else:
+                with _pool(options) as pool:
+                    _measure_ceilings(pool, op, options, timed, result)
 
     _display.phase("build")
     with clock("build (CUDA)"):

@@ -183,3 +183,46 @@ def test_one_row_at_a_time_the_workers_of_the_next_two_rows_are_started_before_a
     loads = {e[1]: e[2] for e in events if e[0] == "launch"}
     assert [loads[e[1]] for e in ran] == [None] + order[1:]  # the first row's worker started before any was known
     assert all(p.closed for p in pools)
+
+
+def test_one_row_at_a_time_the_ceilings_are_measured_in_the_first_rows_worker_before_it_loads_its_row(monkeypatch):
+    """The ceilings' worker is the first row's, started once: the copies run there before the row is loaded, and
+    the memory they held is given back first. With rows checked at once, the ceilings keep a worker of their own."""
+    import torch
+
+    from compare import env
+    from compare.results import RowOutcome, RowStatus, Status
+
+    for check_rows in (1, 2):
+        calls, pools = [], []
+
+        class Pool(isolate.InProcess):
+            def __init__(self):
+                self.number = len(pools)
+                pools.append(self)
+
+            def call(self, name, *args, timeout_s=None):
+                calls.append((self.number, name))
+                return 3000.0 if name == "measure_copy_bandwidth" else []
+
+        def fake_run_row(pool, op, impl, options, timed, before_timing=None, later=None):
+            pool.call("load_row", impl)
+            return RowOutcome(RowStatus(impl.name, Status.OK))
+
+        monkeypatch.setattr(runner, "_pool", lambda options: Pool())
+        monkeypatch.setattr(runner, "run_row", fake_run_row)
+        monkeypatch.setattr(env, "has_gpu", lambda: True)
+        monkeypatch.setattr(env, "describe", lambda: {"gpu": "planted"})
+        monkeypatch.setattr(torch.cuda, "get_device_capability", lambda *a: (9, 0))
+        op = discover.load_op("gelu")
+        rows = {i.name: i for i in discover.implementations(op)}
+        chosen = [rows["triton:basic"], rows["torch:eager"]]
+        runner.run_op(op, runner.Options(capture=False, progress=False, check_rows=check_rows), chosen)
+        copies = [n for n, name in calls if name == "measure_copy_bandwidth"]
+        loads = [n for n, name in calls if name == "load_row"]
+        assert len(copies) == 1 and len(loads) == 2
+        if check_rows == 1:
+            first = copies[0]
+            assert loads[0] == first and calls.index((first, "release_cached_memory")) < calls.index((first, "load_row"))
+        else:
+            assert copies[0] not in loads
