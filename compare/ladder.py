@@ -73,7 +73,10 @@ def version_map(path: Path) -> list[Step]:
         match = _STEP.match(line)
         if match:
             indent, number, variant, change = match.groups()
-            text_column = len(line) - len(change)
+            # A continuation lines up with its step's text, or with the column most steps use where a long name
+            # pushed this step's text further right: the leftmost text column of the map so far.
+            column = len(line) - len(change)
+            text_column = column if text_column is None else min(text_column, column)
             steps.append(Step(int(number), variant, change.strip(), first + offset))
             continue
         continuation = len(line) - len(line.lstrip())

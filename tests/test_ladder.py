@@ -45,6 +45,12 @@ def test_a_cu_map_is_read_in_order_with_continuation_lines(tmp_path):
     assert steps[0].line == 4
 
 
+def test_a_step_whose_long_name_pushes_its_text_right_keeps_its_continuation_at_the_maps_column(tmp_path):
+    long_name = CU.replace("//   v2 vec      16-byte", "//   v2 persistent  16-byte")
+    steps = ladder.version_map(_write(tmp_path, "op.cu", long_name))
+    assert steps[1].variant == "persistent" and steps[1].change == "16-byte loads and stores, four elements per thread"
+
+
 def test_a_triton_map_is_read_from_the_docstring(tmp_path):
     steps = ladder.version_map(_write(tmp_path, "op.py", PY))
     assert [(s.number, s.variant, s.change) for s in steps] == [(1, "basic", "the tutorial kernel"),
