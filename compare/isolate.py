@@ -202,9 +202,17 @@ class Worker:
             raise RowFailure("error", value)
         return value
 
-    def close(self) -> None:
+    def close(self, wait: bool = True) -> None:
+        """End the worker: it exits once its pipe is closed. wait=False returns at once and leaves its exit (the
+        interpreter's teardown, its CUDA context destroyed: up to seconds) to go on beside the caller's next work;
+        wait_for_exits() then waits for it."""
         if self.conn is not None and self.proc is not None and self.proc.is_alive():
             self.conn.close()
+            if not wait:
+                _exiting.append(self.proc)
+                self.proc = self.conn = None
+                self._launched_at = self._sent_ahead = None
+                return
             self.proc.join(5)
         self._stop()
 
@@ -226,6 +234,21 @@ def _describe_exit(code: int | None) -> str:
     return f"exit code {code}"
 
 
+_exiting: list = []  # worker processes closed without waiting (Worker.close(wait=False)), perhaps still exiting
+
+
+def wait_for_exits(timeout_s: float = 5.0) -> None:
+    """Wait until every worker closed without waiting has exited, killing any still running after timeout_s: called
+    before a row's timing, so that no other worker's teardown runs beside it."""
+    deadline = time.monotonic() + timeout_s
+    while _exiting:
+        proc = _exiting.pop()
+        proc.join(max(0.0, deadline - time.monotonic()))
+        if proc.is_alive():
+            proc.kill()
+            proc.join(10)
+
+
 class InProcess:
     """The same interface without isolation (--in-process): easier to debug, but one crash ends the run, and the
     rows then share the judge's process (which they could reach): not for results to trust."""
@@ -244,7 +267,7 @@ class InProcess:
 
         return getattr(worker, name)(*args)
 
-    def close(self) -> None:
+    def close(self, wait: bool = True) -> None:
         pass
 
     def __enter__(self):

@@ -211,14 +211,16 @@ def run_op(op: Op, options: Options, impls: list[discover.Impl] | None = None) -
         if outcome.status.status != Status.OK:
             _say(options, f"    {outcome.status.status}: {outcome.status.message.splitlines()[0]}")
 
-    def settle() -> None:
+    def settle() -> None:  # right before a row's timing, and at the end
         while pending:
             impl, pool, outcome, finish = pending.pop(0)
             try:
+                isolate.wait_for_exits()  # the profiled calls have the GPU alone
                 finish()
             finally:
-                pool.close()
+                pool.close(wait=False)
             record(impl, pool, outcome, named=True)
+        isolate.wait_for_exits()  # no worker's teardown beside the timing that follows
 
     try:
         for n, impl in enumerate(runnable):
@@ -240,12 +242,13 @@ def run_op(op: Op, options: Options, impls: list[discover.Impl] | None = None) -
             if later:
                 pending.append((impl, pool, outcome, later[0]))
             else:
-                pool.close()
+                pool.close(wait=False)  # its exit goes on beside the next row's load and checks
                 record(impl, pool, outcome, named=False)
         settle()
     finally:
         for pool in [p for _, p, _, _ in pending] + upcoming:  # upcoming: the first row's where none was runnable
             pool.close()
+        isolate.wait_for_exits()
     starts, start_s = counted
     _display.clear()
     _sum_phases(result)

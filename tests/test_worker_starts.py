@@ -76,7 +76,7 @@ def test_a_rows_kernel_accounting_runs_beside_the_next_rows_checks_and_ends_befo
     events, served = [], {}
 
     class Pool(isolate.InProcess):
-        def close(self):
+        def close(self, wait=True):
             if id(self) in served:
                 events.append(("close", served[id(self)]))
 
@@ -160,7 +160,7 @@ def test_one_row_at_a_time_the_workers_of_the_next_two_rows_are_started_before_a
         def launch(self, first=None):
             events.append(("launch", self.number, first[1][0].name if first else None))
 
-        def close(self):
+        def close(self, wait=True):
             self.closed = True
 
     def fake_run_row(pool, op, impl, options, timed, before_timing=None, later=None):
@@ -226,3 +226,39 @@ def test_one_row_at_a_time_the_ceilings_are_measured_in_the_first_rows_worker_be
             assert loads[0] == first and calls.index((first, "release_cached_memory")) < calls.index((first, "load_row"))
         else:
             assert copies[0] not in loads
+
+
+def test_a_worker_closed_without_waiting_exits_beside_the_caller_and_is_waited_for_before_timing(monkeypatch):
+    """Worker.close(wait=False) returns before the worker has exited (its teardown takes a while), and
+    isolate.wait_for_exits() returns once none is left; one row at a time, the runner waits for them right before
+    each row's timing."""
+    import time
+
+    workers = [isolate.Worker() for _ in range(2)]
+    for w in workers:
+        w.call("release_cached_memory")  # started, torch imported
+    procs = [w.proc for w in workers]
+    start = time.perf_counter()
+    for w in workers:
+        w.close(wait=False)
+    assert time.perf_counter() - start < 0.2 and all(w.proc is None for w in workers)
+    isolate.wait_for_exits()
+    assert not any(p.is_alive() for p in procs) and isolate._exiting == []
+
+    from compare.results import RowOutcome, RowStatus, Status
+
+    events = []
+    monkeypatch.setattr(isolate, "wait_for_exits", lambda: events.append("waited"))
+
+    def fake_run_row(pool, op, impl, options, timed, before_timing=None, later=None):
+        before_timing()
+        events.append(("timing", impl.name))
+        return RowOutcome(RowStatus(impl.name, Status.OK))
+
+    monkeypatch.setattr(runner, "_pool", lambda options: isolate.InProcess())
+    monkeypatch.setattr(runner, "run_row", fake_run_row)
+    op = discover.load_op("gelu")
+    rows = {i.name: i for i in discover.implementations(op)}
+    runner.run_op(op, runner.Options(capture=False, progress=False), [rows["triton:basic"], rows["torch:eager"]])
+    timings = [i for i, e in enumerate(events) if e != "waited"]
+    assert all(events[i - 1] == "waited" for i in timings), events
