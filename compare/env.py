@@ -173,10 +173,15 @@ def describe() -> dict:
         info["compute_capability"] = f"{props.major}.{props.minor}"
         info["memory_gib"] = round(props.total_memory / 2**30, 1)
         info["l2_bytes"] = getattr(props, "L2_cache_size", None)
-        try:
-            out = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                                 capture_output=True, text=True, timeout=20)
-            info["driver"] = out.stdout.strip().splitlines()[0] if out.returncode == 0 else None
-        except (OSError, subprocess.TimeoutExpired, IndexError):
-            info["driver"] = None
+        info["driver"] = driver_version()
     return info
+
+
+@functools.cache  # one query per process: `compare all` describes the machine once per op
+def driver_version() -> str | None:
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=20)
+        return out.stdout.strip().splitlines()[0] if out.returncode == 0 else None
+    except (OSError, subprocess.TimeoutExpired, IndexError):
+        return None

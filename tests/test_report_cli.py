@@ -103,3 +103,22 @@ def test_results_of_another_host_are_not_overwritten(tmp_path, monkeypatch):
     other = paths.default_out_dir(False, "gelu")
     assert other.parent == base and other.name != "gelu"
     assert paths.default_out_dir(True, "gelu") == base / "quick"
+
+
+def test_the_machine_is_described_with_one_round_of_subprocesses_per_process(monkeypatch):
+    """`compare all` describes the machine once per op: git, nvcc and nvidia-smi are asked once per process."""
+    calls = []
+    real_run = subprocess.run
+
+    def counting_run(args, *a, **k):
+        calls.append(args[0])
+        return real_run(args, *a, **k)
+
+    monkeypatch.setattr(env.subprocess, "run", counting_run)
+    monkeypatch.delenv("LAB_GIT_REVISION", raising=False)
+    for cached in (env.git_revision, env.nvcc_version, env.driver_version):
+        cached.cache_clear()
+    first = env.describe()
+    asked = len(calls)
+    assert "git" in calls  # and nvcc and nvidia-smi where present
+    assert env.describe() == first and len(calls) == asked
