@@ -212,15 +212,14 @@ def run_op(op: Op, options: Options, impls: list[discover.Impl] | None = None) -
             _say(options, f"    {outcome.status.status}: {outcome.status.message.splitlines()[0]}")
 
     def settle() -> None:  # right before a row's timing, and at the end
+        isolate.wait_for_exits()  # no worker's teardown beside the profiled calls or the timing that follow
         while pending:
             impl, pool, outcome, finish = pending.pop(0)
             try:
-                isolate.wait_for_exits()  # the profiled calls have the GPU alone
                 finish()
             finally:
-                pool.close(wait=False)
+                pool.close()
             record(impl, pool, outcome, named=True)
-        isolate.wait_for_exits()  # no worker's teardown beside the timing that follows
 
     try:
         for n, impl in enumerate(runnable):
