@@ -180,6 +180,14 @@ def compare(out, ref: torch.Tensor, tol: Tolerance, expect_dtype: torch.dtype,
     return _judged_in_full(got, e, tol)
 
 
+def _all_in_one_pass(out, ref, expect_dtype) -> bool:
+    """_in_one_pass for an op's output, or for every output of a pass with several (compare.passes)."""
+    if not isinstance(ref, tuple):
+        return _in_one_pass(out, ref, expect_dtype)
+    return (isinstance(out, (tuple, list)) and len(out) == len(ref)
+            and all(_in_one_pass(o, r, d) for o, r, d in zip(out, ref, _per_output(expect_dtype, len(ref)))))
+
+
 def _in_one_pass(out, ref, expect_dtype: torch.dtype) -> bool:
     """Whether compare() takes a passing output's figures from one pass over it on the GPU (compare.one_pass):
     a CUDA tensor of float32, float16 or bfloat16."""
@@ -399,7 +407,7 @@ def judge_case(op: Op, impl: str, case: CheckCase, inputs: CaseInputs, outputs) 
     ref_a, ref_b = reference(op, inputs.pristine_a), reference(op, inputs.pristine_b)
     dtype = op.output_dtype(inputs.pristine_a[0].dtype)
     # Call A's output is judged twice: its expectation is computed once, unless a pass judges it (compare.one_pass)
-    prepared_a = None if op.reference_given_outputs or _in_one_pass(outputs.first_a, ref_a, dtype) else prepare(
+    prepared_a = None if op.reference_given_outputs or _all_in_one_pass(outputs.first_a, ref_a, dtype) else prepare(
         ref_a, tol, dtype)
     worst = {}
     for call, out, pristine, ref, prepared in (
