@@ -7,7 +7,7 @@ gradient as the ops of its forward, backward and forward+backward), ladder (each
 kernel file's version map, and what each step bought), schedule (what a row is put through), runner (the parent:
 drives each row, judges it), results (what a run produces and the report reads), worker (the process that runs one
 row), isolate (worker processes), fanout (rows over several GPUs of a host), cluster (rows as Ray tasks), check (the
-judge: reference and comparison), layouts (non-contiguous inputs), timing (events + L2 flush), accounting (kernels
+judge: reference and comparison), one_pass (the judge's figures for a passing output in one pass on the GPU), layouts (non-contiguous inputs), timing (events + L2 flush), accounting (kernels
 launched, plausible speeds), sanitize (compute-sanitizer), build (CUDA via load_inline), caches (compile caches kept between runs, cold first calls),
 callgraph (what code a row
 reaches), count (lines of code), capture (torch.compile output), report (tables and files), paths (where results go
