@@ -54,17 +54,18 @@ def main() -> int:
     if not torch.cuda.is_available():
         print("needs a CUDA GPU", file=sys.stderr)
         return 1
+    if "--import-first" in sys.argv[1:]:  # before any CUDA call: whether the import creates a CUDA context
+        from compare import worker
+
+        start = time.perf_counter()
+        worker.import_profiler_modules()
+        print(f"the profiler's modules imported first: {time.perf_counter() - start:.3f} s, CUDA context created "
+              f"by the import: {torch.cuda.is_initialized()}")
     small = torch.ones(1 << 20, device="cuda")
     large = torch.ones(1 << 26, device="cuda")
     torch.cuda.synchronize()
     print(f"before any profiler session: {host_us_per_launch(small):.2f} us host per launch, "
           f"{gpu_ms(large):.4f} ms GPU per call of a 256 MB kernel")
-    if "--import-first" in sys.argv[1:]:
-        from compare import worker
-
-        start = time.perf_counter()
-        worker.import_profiler_modules()
-        print(f"the profiler's modules imported first: {time.perf_counter() - start:.3f} s")
     for which in ("first", "second"):
         start = time.perf_counter()
         timing.gpu_activities(lambda: small.mul_(2.0))
