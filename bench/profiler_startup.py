@@ -1,9 +1,11 @@
 """What the kernel accounting's profiler costs a process, and why it runs after a row's timing, never before.
 
-    python bench/profiler_startup.py
+    python bench/profiler_startup.py [--import-first]
 
-Prints, in this fresh process: the first torch.profiler session's start-up (CUPTI loading, the bulk of each row's
-"kernel accounting" phase in a report's phase summary) and the second's; and, before and after that first session,
+Prints, in this fresh process: the first torch.profiler session's start-up (CUPTI loading and the modules it
+imports, the bulk of each row's "kernel accounting" phase in a report's phase summary) and the second's; with
+--import-first, the import of those modules (compare.worker.import_profiler_modules, which a row's worker does
+ahead of its turn) timed on its own before the first session; and, before and after that first session,
 the host time of one small kernel launch and the GPU time of one large kernel (CUDA events, median). Once a process
 has run a profiler session its launches stay slower on the host, so a worker profiled before its timing would report
 larger host times, and its host-bound cells would be slower; the GPU time of a kernel is unchanged.
@@ -52,6 +54,13 @@ def main() -> int:
     if not torch.cuda.is_available():
         print("needs a CUDA GPU", file=sys.stderr)
         return 1
+    if "--import-first" in sys.argv[1:]:  # before any CUDA call: whether the import creates a CUDA context
+        from compare import worker
+
+        start = time.perf_counter()
+        worker.import_profiler_modules()
+        print(f"the profiler's modules imported first: {time.perf_counter() - start:.3f} s, CUDA context created "
+              f"by the import: {torch.cuda.is_initialized()}")
     small = torch.ones(1 << 20, device="cuda")
     large = torch.ones(1 << 26, device="cuda")
     torch.cuda.synchronize()

@@ -270,8 +270,11 @@ def _load_ahead(impl: discover.Impl) -> tuple[str, tuple] | None:
     """The call a row's worker makes as soon as it has started, during the row before: loading a Triton or torch
     row imports its modules and nothing more (torch.compile's imports take seconds; no GPU is touched until the row
     is called). A CUDA row's load asks the GPU for its architecture, and another project's package may do anything
-    when imported: those load when their row begins, as every row did before."""
-    return ("load_row", (impl,)) if impl.backend in ("triton", "torch") else None
+    when imported: those load when their row begins, as every row did before; a CUDA row's worker imports what its
+    kernel accounting's profiler would (worker.import_profiler_modules), which touches no GPU either."""
+    if impl.backend in ("triton", "torch"):
+        return ("load_row", (impl,))
+    return ("import_profiler_modules", ()) if impl.backend == "cuda" else None
 
 
 def peer_versions(op: Op, impls) -> dict[str, str | None]:

@@ -64,7 +64,7 @@ def test_the_next_rows_worker_loads_it_ahead_unless_loading_may_touch_the_gpu():
     rows = {i.name: i for i in discover.implementations(op)}
     assert runner._load_ahead(rows["torch:compile"]) == ("load_row", (rows["torch:compile"],))
     assert runner._load_ahead(rows["triton:tuned"]) == ("load_row", (rows["triton:tuned"],))
-    assert runner._load_ahead(rows["cuda:vec"]) is None
+    assert runner._load_ahead(rows["cuda:vec"]) == ("import_profiler_modules", ())
 
 
 def test_a_rows_kernel_accounting_runs_beside_the_next_rows_checks_and_ends_before_its_timing(monkeypatch):
@@ -262,3 +262,22 @@ def test_a_worker_closed_without_waiting_exits_beside_the_caller_and_is_waited_f
     runner.run_op(op, runner.Options(capture=False, progress=False), [rows["triton:basic"], rows["torch:eager"]])
     timings = [i for i, e in enumerate(events) if e != "waited"]
     assert all(events[i - 1] == "waited" for i in timings), events
+def test_once_the_profiler_modules_are_imported_a_first_profiler_session_imports_nothing():
+    """The premise of worker.import_profiler_modules: it imports every module the first torch.profiler session of a
+    process would (on this torch), so that part of the session's start-up can be paid ahead. A fresh interpreter."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = ("import sys, torch\n"
+            "from compare import worker\n"
+            "worker.import_profiler_modules()\n"
+            "before = set(sys.modules)\n"
+            "from torch.profiler import ProfilerActivity, profile\n"
+            "with profile(activities=[ProfilerActivity.CPU]):\n"
+            "    pass\n"
+            "print('new modules:', sorted(set(sys.modules) - before))\n")
+    run = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[1], capture_output=True,
+                         text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "new modules: []" in run.stdout, run.stdout
