@@ -19,6 +19,9 @@
 //               fp16/bf16) or 512 (backward, 2048 packets), reductions across warps through shared memory
 //   v5 cluster  + backward rows of up to 65536 elements on Hopper: a row spread over a cluster of up to 8 blocks,
 //               its sums added across them through distributed shared memory (the forward is v4's)
+//   v6 occupancy  + v4's backward rows of up to 4096 elements with fewer packets a thread (one in fp16/bf16, two
+//               in fp32), so that it fits in 64 registers and two blocks share a multiprocessor: one block's loads
+//               in flight while the other reduces (the forward is v4's)
 //
 // The forward saves mean and rstd (fp32, M each) for the backward. Each step adds a path for the rows it is good at
 // and hands every other shape to the step before (its launcher's first line), so every row runs every shape: rows
@@ -60,6 +63,10 @@ cudaError_t launch_layernorm_cluster_backward(lab::DType dtype, const void* dy, 
                                               const float* mean, const float* rstd, void* dx, void* dw, void* db,
                                               float* workspace, int64_t* workspace_floats, int64_t rows, int64_t cols,
                                               cudaStream_t stream);
+cudaError_t launch_layernorm_occupancy_backward(lab::DType dtype, const void* dy, const void* x, const void* w,
+                                                const float* mean, const float* rstd, void* dx, void* dw, void* db,
+                                                float* workspace, int64_t* workspace_floats, int64_t rows, int64_t cols,
+                                                cudaStream_t stream);
 
 #ifdef __CUDACC__
 #include "lab_norm.cuh"
@@ -420,10 +427,10 @@ constexpr int64_t kVecWarpBackwardPackets = 32 * kVecBackwardMaxPacks;          
 constexpr int64_t kBlockMaxBackwardPackets = int64_t{kVecBackwardThreads} * kVecBackwardMaxPacks;  // v4 backward
 
 template <typename T, int kPacks>
-__global__ void __launch_bounds__(kVecBackwardThreads) layernorm_vec_backward_kernel(
-    const T* __restrict__ dy, const T* __restrict__ x, const T* __restrict__ w, const float* __restrict__ mean,
-    const float* __restrict__ rstd, T* __restrict__ dx, float* __restrict__ partials, int64_t rows, int cols,
-    bool vec) {
+__device__ __forceinline__ void vec_backward_rows(const T* __restrict__ dy, const T* __restrict__ x,
+                                                  const T* __restrict__ w, const float* __restrict__ mean,
+                                                  const float* __restrict__ rstd, T* __restrict__ dx,
+                                                  float* __restrict__ partials, int64_t rows, int cols, bool vec) {
   constexpr int kVec = lab::Packet<T>::kSize;
   using Rows = lab::RowSlots;
   const int rank = Rows::rank(), size = Rows::size();
@@ -474,6 +481,14 @@ __global__ void __launch_bounds__(kVecBackwardThreads) layernorm_vec_backward_ke
 }
 
 template <typename T, int kPacks>
+__global__ void __launch_bounds__(kVecBackwardThreads) layernorm_vec_backward_kernel(
+    const T* __restrict__ dy, const T* __restrict__ x, const T* __restrict__ w, const float* __restrict__ mean,
+    const float* __restrict__ rstd, T* __restrict__ dx, float* __restrict__ partials, int64_t rows, int cols,
+    bool vec) {
+  vec_backward_rows<T, kPacks>(dy, x, w, mean, rstd, dx, partials, rows, cols, vec);
+}
+
+template <typename T, int kPacks>
 cudaError_t launch_vec_forward(const ForwardCall<T>& c, int threads_per_row, int rows_per_block) {
   const unsigned int grid = lab::row_grid((c.rows + rows_per_block - 1) / rows_per_block);
   layernorm_vec_kernel<T, kPacks><<<grid, dim3(threads_per_row, rows_per_block), 0, c.stream>>>(
@@ -481,11 +496,10 @@ cudaError_t launch_vec_forward(const ForwardCall<T>& c, int threads_per_row, int
   return cudaGetLastError();
 }
 
-// S threads per row, 512 / S rows at a time.
-template <typename T, int kPacks>
-cudaError_t launch_vec_backward(const BackwardCall<T>& c, int threads_per_row) {
+// S threads per row, 512 / S rows at a time, by `kernel` (v3's and v4's, or v6's).
+template <typename T, int kPacks, typename Kernel>
+cudaError_t launch_vec_backward(const BackwardCall<T>& c, int threads_per_row, Kernel kernel) {
   const int rows_per_block = kVecBackwardThreads / threads_per_row;
-  const auto kernel = layernorm_vec_backward_kernel<T, kPacks>;
   const unsigned int grid =
       lab::resident_grid(kernel, kVecBackwardThreads, 0, (c.rows + rows_per_block - 1) / rows_per_block);
   if (!c.workspace) return c.needs(2 * int64_t{grid} * c.cols);
@@ -508,7 +522,8 @@ template <typename T>
 cudaError_t run_vec_backward(const BackwardCall<T>& c) {
   if (c.packets() > kVecWarpBackwardPackets) return run_warp_backward(c);
   return lab::with_pow2<1, kVecBackwardMaxPacks>((c.packets() + 31) / 32, [&](auto packs) {
-    return launch_vec_backward<T, decltype(packs)::value>(c, 32);
+    return launch_vec_backward<T, decltype(packs)::value>(c, 32,
+                                                          layernorm_vec_backward_kernel<T, decltype(packs)::value>);
   });
 }
 
@@ -530,7 +545,8 @@ cudaError_t run_block_backward(const BackwardCall<T>& c) {
   const int64_t wanted = lab::pow2_at_least((packets + kVecBackwardMaxPacks - 1) / kVecBackwardMaxPacks);
   const int threads = static_cast<int>(wanted < 64 ? 64 : wanted);  // <= 512: packets <= 512 · 4
   return lab::with_pow2<1, kVecBackwardMaxPacks>((packets + threads - 1) / threads, [&](auto packs) {
-    return launch_vec_backward<T, decltype(packs)::value>(c, threads);
+    return launch_vec_backward<T, decltype(packs)::value>(c, threads,
+                                                          layernorm_vec_backward_kernel<T, decltype(packs)::value>);
   });
 }
 
@@ -618,6 +634,51 @@ cudaError_t run_cluster_backward(const BackwardCall<T>& c) {
     return lab::launch_in_clusters<2>(kernel, c, kVecBackwardThreads, blocks, fallback, c.dy, c.x, c.w, c.mean, c.rstd,
                                       c.dx);
   });
+}
+
+// ---- v6 occupancy: v4's backward with two blocks to a multiprocessor. -------------------------------------------
+// What limits v4's backward at its short rows (results/nvidia-h100-80gb-hbm3/layernorm-backward-profile.md, M = N =
+// 4096): a thread holds four packets of x and of dy and 64 float sums of dweight and dbias, 128 registers, so one
+// block of 512 threads fills a multiprocessor's registers. Its loads are in flight only between a row's start and
+// its first reduction; while the block reduces, computes and stores, its multiprocessor reads nothing. v6 gives each
+// thread fewer packets (more threads per row, as far as 512) and caps it at 64 registers (__launch_bounds__(512,
+// 2)), so two blocks share a multiprocessor and, not in step, keep loads in flight while the other one reduces.
+// One packet a thread in fp16/bf16 and two in fp32 fit 64 registers without spilling (ptxas; two 16-bit packets
+// spill); so v6 holds rows of up to 512 threads' worth, 4096 elements in every dtype. The grid is still one wave of
+// resident blocks: twice as many, and twice the partial rows. Longer rows, and rows v3 holds in a warp, go to v5.
+template <typename T>
+constexpr int kOccupancyMaxPacks = sizeof(T) < 4 ? 1 : 2;
+template <typename T>
+constexpr int64_t kOccupancyMaxBackwardPackets = int64_t{kVecBackwardThreads} * kOccupancyMaxPacks<T>;
+
+template <typename T, int kPacks>
+__global__ void __launch_bounds__(kVecBackwardThreads, 2) layernorm_occupancy_backward_kernel(
+    const T* __restrict__ dy, const T* __restrict__ x, const T* __restrict__ w, const float* __restrict__ mean,
+    const float* __restrict__ rstd, T* __restrict__ dx, float* __restrict__ partials, int64_t rows, int cols,
+    bool vec) {
+  vec_backward_rows<T, kPacks>(dy, x, w, mean, rstd, dx, partials, rows, cols, vec);
+}
+
+template <typename T>
+cudaError_t run_occupancy_backward(const BackwardCall<T>& c) {
+  const int64_t packets = c.packets();
+  constexpr int kMaxPacks = kOccupancyMaxPacks<T>;
+  if (packets <= kVecWarpBackwardPackets || packets > kOccupancyMaxBackwardPackets<T>) return run_cluster_backward(c);
+  // S a power of two, at least 64 and the smallest with at most kMaxPacks packets per thread (<= 512).
+  const int64_t wanted = lab::pow2_at_least((packets + kMaxPacks - 1) / kMaxPacks);
+  const int threads = static_cast<int>(wanted < 64 ? 64 : wanted);
+  return lab::with_pow2<1, kMaxPacks>((packets + threads - 1) / threads, [&](auto packs) {
+    constexpr int kPacks = decltype(packs)::value;
+    return launch_vec_backward<T, kPacks>(c, threads, layernorm_occupancy_backward_kernel<T, kPacks>);
+  });
+}
+
+cudaError_t launch_layernorm_occupancy_backward(lab::DType dtype, const void* dy, const void* x, const void* w,
+                                                const float* mean, const float* rstd, void* dx, void* dw, void* db,
+                                                float* workspace, int64_t* workspace_floats, int64_t rows,
+                                                int64_t cols, cudaStream_t stream) {
+  return dispatch_backward(dtype, dy, x, w, mean, rstd, dx, dw, db, workspace, workspace_floats, rows, cols, stream,
+                           [](const auto& c) { return run_occupancy_backward(c); });
 }
 
 cudaError_t launch_layernorm_vec(lab::DType dtype, const void* x, const void* w, const void* b, void* y, float* mean,
@@ -801,6 +862,18 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> layernorm_cluster_backward(
   return layernorm_backward(dy, x, w, b, mean, rstd, "cluster_backward", launch_layernorm_cluster_backward);
 }
 
+// v6's forward is v4's: only its backward adds a path.
+std::tuple<at::Tensor, at::Tensor, at::Tensor> layernorm_occupancy(const at::Tensor& x, const at::Tensor& w,
+                                                                  const at::Tensor& b) {
+  return layernorm_forward(x, w, b, "occupancy", launch_layernorm_block);
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> layernorm_occupancy_backward(
+    const at::Tensor& dy, const at::Tensor& x, const at::Tensor& w, const at::Tensor& b, const at::Tensor& mean,
+    const at::Tensor& rstd) {
+  return layernorm_backward(dy, x, w, b, mean, rstd, "occupancy_backward", launch_layernorm_occupancy_backward);
+}
+
 TORCH_LIBRARY(lab_layernorm, m) {
   m.def("naive(Tensor x, Tensor weight, Tensor bias) -> (Tensor, Tensor, Tensor)");
   m.def("naive_backward(Tensor dy, Tensor x, Tensor weight, Tensor bias, Tensor mean, Tensor rstd) -> "
@@ -815,7 +888,10 @@ TORCH_LIBRARY(lab_layernorm, m) {
   m.def("block_backward(Tensor dy, Tensor x, Tensor weight, Tensor bias, Tensor mean, Tensor rstd) -> "
         "(Tensor, Tensor, Tensor)");
   m.def("cluster(Tensor x, Tensor weight, Tensor bias) -> (Tensor, Tensor, Tensor)");
+  m.def("occupancy(Tensor x, Tensor weight, Tensor bias) -> (Tensor, Tensor, Tensor)");
   m.def("cluster_backward(Tensor dy, Tensor x, Tensor weight, Tensor bias, Tensor mean, Tensor rstd) -> "
+        "(Tensor, Tensor, Tensor)");
+  m.def("occupancy_backward(Tensor dy, Tensor x, Tensor weight, Tensor bias, Tensor mean, Tensor rstd) -> "
         "(Tensor, Tensor, Tensor)");
 }
 
@@ -830,6 +906,8 @@ TORCH_LIBRARY_IMPL(lab_layernorm, CUDA, m) {
   m.impl("block_backward", &layernorm_block_backward);
   m.impl("cluster", &layernorm_cluster);
   m.impl("cluster_backward", &layernorm_cluster_backward);
+  m.impl("occupancy", &layernorm_occupancy);
+  m.impl("occupancy_backward", &layernorm_occupancy_backward);
 }
 
 #endif

@@ -18,6 +18,9 @@
 //               fp16/bf16) or 512 (backward, 2048 packets), reductions across warps through shared memory
 //   v5 cluster  + backward rows of up to 65536 elements on Hopper: a row spread over a cluster of up to 8 blocks,
 //               its sum added across them through distributed shared memory (the forward is v4's)
+//   v6 occupancy  + v4's backward rows of up to 1024 packets (8192 fp16/bf16, 4096 fp32) with at most two
+//               packets a thread, so that it fits in 64 registers and two blocks share a multiprocessor: one block's
+//               loads in flight while the other reduces (the forward is v4's)
 //
 // The forward saves rstd (fp32, M) for the backward. Each step adds a path for the rows it is good at and hands
 // every other shape to the step before (its launcher's first line), so every row runs every shape: rows longer than
@@ -56,6 +59,10 @@ cudaError_t launch_rmsnorm_cluster_backward(lab::DType dtype, const void* dy, co
                                             const float* rstd, void* dx, void* dw, float* workspace,
                                             int64_t* workspace_floats, int64_t rows, int64_t cols,
                                             cudaStream_t stream);
+cudaError_t launch_rmsnorm_occupancy_backward(lab::DType dtype, const void* dy, const void* x, const void* w,
+                                              const float* rstd, void* dx, void* dw, float* workspace,
+                                              int64_t* workspace_floats, int64_t rows, int64_t cols,
+                                              cudaStream_t stream);
 
 #ifdef __CUDACC__
 #include "lab_norm.cuh"
@@ -350,9 +357,10 @@ __global__ void __launch_bounds__(kVecMaxThreads) rmsnorm_vec_kernel(const T* __
 }
 
 template <typename T, int kPacks>
-__global__ void __launch_bounds__(kVecBackwardThreads) rmsnorm_vec_backward_kernel(
-    const T* __restrict__ dy, const T* __restrict__ x, const T* __restrict__ w, const float* __restrict__ rstd,
-    T* __restrict__ dx, float* __restrict__ partials, int64_t rows, int cols, bool vec) {
+__device__ __forceinline__ void vec_backward_rows(const T* __restrict__ dy, const T* __restrict__ x,
+                                                  const T* __restrict__ w, const float* __restrict__ rstd,
+                                                  T* __restrict__ dx, float* __restrict__ partials, int64_t rows,
+                                                  int cols, bool vec) {
   constexpr int kVec = lab::Packet<T>::kSize;
   using Rows = lab::RowSlots;
   const int rank = Rows::rank(), size = Rows::size();
@@ -398,6 +406,13 @@ __global__ void __launch_bounds__(kVecBackwardThreads) rmsnorm_vec_backward_kern
 }
 
 template <typename T, int kPacks>
+__global__ void __launch_bounds__(kVecBackwardThreads) rmsnorm_vec_backward_kernel(
+    const T* __restrict__ dy, const T* __restrict__ x, const T* __restrict__ w, const float* __restrict__ rstd,
+    T* __restrict__ dx, float* __restrict__ partials, int64_t rows, int cols, bool vec) {
+  vec_backward_rows<T, kPacks>(dy, x, w, rstd, dx, partials, rows, cols, vec);
+}
+
+template <typename T, int kPacks>
 cudaError_t launch_vec_forward(const ForwardCall<T>& c, int threads_per_row, int rows_per_block) {
   const unsigned int grid = lab::row_grid((c.rows + rows_per_block - 1) / rows_per_block);
   rmsnorm_vec_kernel<T, kPacks><<<grid, dim3(threads_per_row, rows_per_block), 0, c.stream>>>(
@@ -405,11 +420,10 @@ cudaError_t launch_vec_forward(const ForwardCall<T>& c, int threads_per_row, int
   return cudaGetLastError();
 }
 
-// S threads per row, 512 / S rows at a time.
-template <typename T, int kPacks>
-cudaError_t launch_vec_backward(const BackwardCall<T>& c, int threads_per_row) {
+// S threads per row, 512 / S rows at a time, by `kernel` (v3's and v4's, or v6's).
+template <typename T, int kPacks, typename Kernel>
+cudaError_t launch_vec_backward(const BackwardCall<T>& c, int threads_per_row, Kernel kernel) {
   const int rows_per_block = kVecBackwardThreads / threads_per_row;
-  const auto kernel = rmsnorm_vec_backward_kernel<T, kPacks>;
   const unsigned int grid =
       lab::resident_grid(kernel, kVecBackwardThreads, 0, (c.rows + rows_per_block - 1) / rows_per_block);
   if (!c.workspace) return c.needs(int64_t{grid} * c.cols);
@@ -432,7 +446,8 @@ template <typename T>
 cudaError_t run_vec_backward(const BackwardCall<T>& c) {
   if (c.packets() > kVecWarpBackwardPackets) return run_warp_backward(c);
   return lab::with_pow2<1, kVecBackwardMaxPacks>((c.packets() + 31) / 32, [&](auto packs) {
-    return launch_vec_backward<T, decltype(packs)::value>(c, 32);
+    return launch_vec_backward<T, decltype(packs)::value>(c, 32,
+                                                          rmsnorm_vec_backward_kernel<T, decltype(packs)::value>);
   });
 }
 
@@ -452,7 +467,8 @@ cudaError_t run_block_backward(const BackwardCall<T>& c) {
   const int64_t wanted = lab::pow2_at_least((packets + kVecBackwardMaxPacks - 1) / kVecBackwardMaxPacks);
   const int threads = static_cast<int>(wanted < 64 ? 64 : wanted);  // <= 512: packets <= 512 · 4
   return lab::with_pow2<1, kVecBackwardMaxPacks>((packets + threads - 1) / threads, [&](auto packs) {
-    return launch_vec_backward<T, decltype(packs)::value>(c, threads);
+    return launch_vec_backward<T, decltype(packs)::value>(c, threads,
+                                                          rmsnorm_vec_backward_kernel<T, decltype(packs)::value>);
   });
 }
 
@@ -557,6 +573,40 @@ cudaError_t launch_rmsnorm_cluster_backward(lab::DType dtype, const void* dy, co
                                             cudaStream_t stream) {
   return dispatch_backward(dtype, dy, x, w, rstd, dx, dw, workspace, workspace_floats, rows, cols, stream,
                            [](const auto& c) { return run_cluster_backward(c); });
+}
+
+// ---- v6 occupancy: v4's backward with two blocks to a multiprocessor (cuda_src/layernorm.cu's v6). -------------
+// With one gradient summed across rows instead of two, two packets a thread fit 64 registers in every dtype
+// (ptxas), so v6 holds rows of up to 1024 packets: 8192 elements in fp16/bf16, 4096 in fp32.
+constexpr int kOccupancyMaxPacks = 2;
+constexpr int64_t kOccupancyMaxBackwardPackets = int64_t{kVecBackwardThreads} * kOccupancyMaxPacks;
+
+template <typename T, int kPacks>
+__global__ void __launch_bounds__(kVecBackwardThreads, 2) rmsnorm_occupancy_backward_kernel(
+    const T* __restrict__ dy, const T* __restrict__ x, const T* __restrict__ w, const float* __restrict__ rstd,
+    T* __restrict__ dx, float* __restrict__ partials, int64_t rows, int cols, bool vec) {
+  vec_backward_rows<T, kPacks>(dy, x, w, rstd, dx, partials, rows, cols, vec);
+}
+
+template <typename T>
+cudaError_t run_occupancy_backward(const BackwardCall<T>& c) {
+  const int64_t packets = c.packets();
+  if (packets <= kVecWarpBackwardPackets || packets > kOccupancyMaxBackwardPackets) return run_cluster_backward(c);
+  // S a power of two, at least 64 and the smallest with at most two packets per thread (<= 512).
+  const int64_t wanted = lab::pow2_at_least((packets + kOccupancyMaxPacks - 1) / kOccupancyMaxPacks);
+  const int threads = static_cast<int>(wanted < 64 ? 64 : wanted);
+  return lab::with_pow2<1, kOccupancyMaxPacks>((packets + threads - 1) / threads, [&](auto packs) {
+    constexpr int kPacks = decltype(packs)::value;
+    return launch_vec_backward<T, kPacks>(c, threads, rmsnorm_occupancy_backward_kernel<T, kPacks>);
+  });
+}
+
+cudaError_t launch_rmsnorm_occupancy_backward(lab::DType dtype, const void* dy, const void* x, const void* w,
+                                              const float* rstd, void* dx, void* dw, float* workspace,
+                                              int64_t* workspace_floats, int64_t rows, int64_t cols,
+                                              cudaStream_t stream) {
+  return dispatch_backward(dtype, dy, x, w, rstd, dx, dw, workspace, workspace_floats, rows, cols, stream,
+                           [](const auto& c) { return run_occupancy_backward(c); });
 }
 
 #else  // host half: the torch binding
@@ -682,6 +732,16 @@ std::tuple<at::Tensor, at::Tensor> rmsnorm_cluster_backward(const at::Tensor& dy
   return rmsnorm_backward(dy, x, w, rstd, "cluster_backward", launch_rmsnorm_cluster_backward);
 }
 
+// v6's forward is v4's: only its backward adds a path.
+std::tuple<at::Tensor, at::Tensor> rmsnorm_occupancy(const at::Tensor& x, const at::Tensor& w) {
+  return rmsnorm_forward(x, w, "occupancy", launch_rmsnorm_block);
+}
+
+std::tuple<at::Tensor, at::Tensor> rmsnorm_occupancy_backward(const at::Tensor& dy, const at::Tensor& x,
+                                                              const at::Tensor& w, const at::Tensor& rstd) {
+  return rmsnorm_backward(dy, x, w, rstd, "occupancy_backward", launch_rmsnorm_occupancy_backward);
+}
+
 TORCH_LIBRARY(lab_rmsnorm, m) {
   m.def("naive(Tensor x, Tensor weight) -> (Tensor, Tensor)");
   m.def("naive_backward(Tensor dy, Tensor x, Tensor weight, Tensor rstd) -> (Tensor, Tensor)");
@@ -693,6 +753,8 @@ TORCH_LIBRARY(lab_rmsnorm, m) {
   m.def("block_backward(Tensor dy, Tensor x, Tensor weight, Tensor rstd) -> (Tensor, Tensor)");
   m.def("cluster(Tensor x, Tensor weight) -> (Tensor, Tensor)");
   m.def("cluster_backward(Tensor dy, Tensor x, Tensor weight, Tensor rstd) -> (Tensor, Tensor)");
+  m.def("occupancy(Tensor x, Tensor weight) -> (Tensor, Tensor)");
+  m.def("occupancy_backward(Tensor dy, Tensor x, Tensor weight, Tensor rstd) -> (Tensor, Tensor)");
 }
 
 TORCH_LIBRARY_IMPL(lab_rmsnorm, CUDA, m) {
@@ -706,6 +768,8 @@ TORCH_LIBRARY_IMPL(lab_rmsnorm, CUDA, m) {
   m.impl("block_backward", &rmsnorm_block_backward);
   m.impl("cluster", &rmsnorm_cluster);
   m.impl("cluster_backward", &rmsnorm_cluster_backward);
+  m.impl("occupancy", &rmsnorm_occupancy);
+  m.impl("occupancy_backward", &rmsnorm_occupancy_backward);
 }
 
 #endif

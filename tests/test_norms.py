@@ -261,3 +261,19 @@ def test_a_long_row_step_launches_its_own_kernels_on_long_rows(op_name, impl_nam
     fn.lab_timed(*state)  # JIT compilation first
     names = [a["name"] for a in timing.gpu_activities(lambda: fn.lab_timed(*state))]
     assert any(kernel in name for name in names), f"{impl_name} at {shape} {dtype} launched {names}"
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("norm", ["layernorm", "rmsnorm"])
+@pytest.mark.parametrize("dtype,shape", [(torch.bfloat16, (64, 4096)), (torch.float32, (64, 2000)),
+                                         (torch.float16, (8, 1030))])
+def test_the_occupancy_step_launches_its_own_kernel_on_the_rows_it_is_for(norm, dtype, shape):
+    from compare import timing
+
+    op = discover.load_op(f"{norm}-backward")
+    fn = next(i for i in discover.implementations(op) if i.name == "cuda:occupancy").load()
+    device = torch.device("cuda")
+    state = fn.lab_prepare(*op.make_inputs(shape, dtype, device, torch.Generator(device=device).manual_seed(0)))
+    fn.lab_timed(*state)
+    names = [a["name"] for a in timing.gpu_activities(lambda: fn.lab_timed(*state))]
+    assert any(f"{norm}_occupancy_backward_kernel" in name for name in names), f"{shape} {dtype} launched {names}"
