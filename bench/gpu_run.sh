@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # What needs the GPU, in one command:
-#   bench/gpu_run.sh tests            the GPU-marked tests
+#   bench/gpu_run.sh tests            the GPU-marked tests: those not marked sanitizer, then those (a process
+#                                     under compute-sanitizer per op) in LAB_SANITIZER_JOBS pytest-xdist workers
+#                                     at once (default 4; 1, or no pytest-xdist, runs them one after another)
 #   bench/gpu_run.sh OP... [OPTIONS]  the full comparison of those ops (or `all`)
 #   bench/gpu_run.sh --background 'OP... [OPTIONS]' ['OP... [OPTIONS]' ...]
 #                                     one or more comparisons (or 'tests [PYTEST ARGS]': the GPU-marked tests, the
@@ -28,6 +30,20 @@ JOB=$PWD/gpu-out/background  # survives between commands on the same machine ($O
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 PYTHONFAULTHANDLER=1
 
+gpu_tests() {  # pytest arguments; returns the worse of the two passes' statuses
+  local jobs=${LAB_SANITIZER_JOBS:-4} parallel=() first second
+  if [ "$jobs" -gt 1 ] && python3 -c "import xdist" 2>/dev/null; then parallel=(-n "$jobs"); fi
+  python3 -m pytest -q -m "gpu and not sanitizer" -p no:cacheprovider tests "$@"
+  first=$?
+  python3 -m pytest -q -m "gpu and sanitizer" -p no:cacheprovider "${parallel[@]}" tests "$@"
+  second=$?
+  # 5 is pytest's "no test selected" (a -k that picks no test of one pass): the other pass's status stands
+  if [ "$first" -eq 5 ]; then return "$second"; fi
+  if [ "$second" -eq 5 ] || [ "$first" -gt "$second" ]; then return "$first"; fi
+  return "$second"
+}
+export -f gpu_tests
+
 collect() {
   tar czf "$OUT/results.tgz" --exclude=results/cpu results
 }
@@ -47,8 +63,8 @@ start_background() {
   setsid bash -c 'cd "'"$JOB"'/tree" && while read -r run; do
       start=$(date +%s)
       case "$run" in
-        tests*) echo "== python3 -m pytest -q -m gpu tests ${run#tests}" >> "'"$JOB"'/compare.log"
-                eval "python3 -m pytest -q -m gpu -p no:cacheprovider tests ${run#tests}" >> "'"$JOB"'/compare.log" 2>&1 ;;
+        tests*) echo "== python3 -m pytest -q -m gpu tests ${run#tests} (sanitizer tests last)" >> "'"$JOB"'/compare.log"
+                eval "gpu_tests ${run#tests}" >> "'"$JOB"'/compare.log" 2>&1 ;;
         cmd:*) echo "== ${run#cmd:}" >> "'"$JOB"'/compare.log"
                bash -c "${run#cmd:}" >> "'"$JOB"'/compare.log" 2>&1 ;;
         *) echo "== python3 -m compare $run" >> "'"$JOB"'/compare.log"
@@ -76,7 +92,7 @@ case "${1:-}" in
   tests)
     shift
     nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee -a "$OUT/nvidia-smi.txt"
-    python3 -m pytest -q -m gpu -p no:cacheprovider tests "$@" 2>&1 | tee "$OUT/pytest-gpu.log"
+    gpu_tests "$@" 2>&1 | tee "$OUT/pytest-gpu.log"
     echo "pytest exit: ${PIPESTATUS[0]}" | tee -a "$OUT/pytest-gpu.log"
     ;;
   --background)

@@ -405,6 +405,7 @@ needs_sanitizer = pytest.mark.skipif(sanitize.find_sanitizer() is None,
 
 
 @pytest.mark.gpu
+@pytest.mark.sanitizer
 @needs_sanitizer
 @pytest.mark.parametrize("op_name", discover.op_names())
 def test_shipped_rows_are_clean_under_the_sanitizer(op_name, tmp_path):
@@ -429,6 +430,7 @@ def _planted_rows():
 
 
 @pytest.mark.gpu
+@pytest.mark.sanitizer
 @needs_sanitizer
 def test_planted_one_past_the_end_writes_are_reported_on_their_own_rows():
     op = discover.load_op("gelu")
