@@ -33,9 +33,10 @@ export PYTHONUNBUFFERED=1 PYTHONFAULTHANDLER=1
 gpu_tests() {  # pytest arguments; returns the worse of the two passes' statuses
   local jobs=${LAB_SANITIZER_JOBS:-4} parallel=() first second
   if [ "$jobs" -gt 1 ] && python3 -c "import xdist" 2>/dev/null; then parallel=(-n "$jobs"); fi
-  python3 -m pytest -q -m "gpu and not sanitizer" -p no:cacheprovider tests "$@"
+  # -v: each test's name as it ends, so a log collected before the suite ends still says which ran
+  python3 -m pytest -v --durations=15 -m "gpu and not sanitizer" -p no:cacheprovider tests "$@"
   first=$?
-  python3 -m pytest -q -m "gpu and sanitizer" -p no:cacheprovider "${parallel[@]}" tests "$@"
+  python3 -m pytest -v --durations=15 -m "gpu and sanitizer" -p no:cacheprovider "${parallel[@]}" tests "$@"
   second=$?
   # 5 is pytest's "no test selected" (a -k that picks no test of one pass): the other pass's status stands
   if [ "$first" -eq 5 ]; then return "$second"; fi
