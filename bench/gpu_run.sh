@@ -64,7 +64,7 @@ start_background() {
   setsid bash -c 'cd "'"$JOB"'/tree" && while read -r run; do
       start=$(date +%s)
       case "$run" in
-        tests*) echo "== python3 -m pytest -q -m gpu tests ${run#tests} (sanitizer tests last)" >> "'"$JOB"'/compare.log"
+        tests*) echo "== GPU tests ${run#tests}: python3 -m pytest -v -m \"gpu and not sanitizer\", then -m \"gpu and sanitizer\"" >> "'"$JOB"'/compare.log"
                 eval "gpu_tests ${run#tests}" >> "'"$JOB"'/compare.log" 2>&1 ;;
         cmd:*) echo "== ${run#cmd:}" >> "'"$JOB"'/compare.log"
                bash -c "${run#cmd:}" >> "'"$JOB"'/compare.log" 2>&1 ;;
