@@ -723,7 +723,8 @@ cudaError_t launch_layernorm_occupancy_backward(lab::DType dtype, const void* dy
 // fp16/bf16 a thread holds two packets, half the bytes fp32's four hold, for the same wait: half the bandwidth.
 // v7 splits the barrier (lab::cluster_sum_arrive, cluster_sum_wait) and issues the next row's packets, mean and rstd
 // between its halves, into a second set of registers, so the next row's bytes come in while this one finishes.
-// Rows v5 does not take go to v6.
+// The same idea as Triton's prefetch step (triton_src/layernorm.py), for rows a cluster holds. Rows v5 does not
+// take go to v6.
 template <typename T, int kPacks>
 __global__ void __launch_bounds__(kVecBackwardThreads) layernorm_prefetch_backward_kernel(
     const T* __restrict__ dy, const T* __restrict__ x, const T* __restrict__ w, const float* __restrict__ mean,
