@@ -314,23 +314,47 @@ constexpr int kClusterMaxBlocks = 8;  // the largest cluster every Hopper GPU ru
 // cluster gets the same bits. Two slots, alternating with the row (`parity`): a block writes a slot again two rows
 // later, after the next row's barrier, which every block passes only once it has read this row's sums. Every
 // thread of the cluster must call it, the same number of times.
+// In two halves for a caller with work to put between them (v7: the next row's loads): cluster_sum_arrive leaves
+// the block's sum and arrives at the barrier (release: the sum is visible to the cluster once every block has
+// arrived), cluster_sum_wait waits there (acquire) and adds the sums. The barrier's release covers what the thread
+// did before arriving, not what it issues between the halves: loads issued there stay in flight across the wait.
+template <typename V>
+__device__ __forceinline__ V* cluster_sum_slots() {
+  __shared__ V slots[2];  // one pair per block, whichever half names it
+  return slots;
+}
+
 template <int kMaxThreads, typename V>
-__device__ __forceinline__ V cluster_row_sum(V v, int parity) {
+__device__ __forceinline__ void cluster_sum_arrive(V v, int parity) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  namespace cg = cooperative_groups;
-  __shared__ V block_sums[2];
   v = row_sum<kMaxThreads>(v);
-  if (threadIdx.x == 0 && threadIdx.y == 0) block_sums[parity] = v;
-  cg::cluster_group cluster = cg::this_cluster();
-  cluster.sync();  // release/acquire: every block's sum is visible to the whole cluster
-  V s = *cluster.map_shared_rank(&block_sums[parity], 0);
-  for (unsigned int r = 1; r < cluster.num_blocks(); ++r)
-    s = add(s, *cluster.map_shared_rank(&block_sums[parity], r));
-  return s;
+  if (threadIdx.x == 0 && threadIdx.y == 0) cluster_sum_slots<V>()[parity] = v;
+  (void)cooperative_groups::this_cluster().barrier_arrive();
 #else
   __trap();  // clusters need compute capability 9.0; the launchers never send such a GPU here
-  return v;
 #endif
+}
+
+template <typename V>
+__device__ __forceinline__ V cluster_sum_wait(int parity) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  namespace cg = cooperative_groups;
+  cg::cluster_group cluster = cg::this_cluster();
+  cluster.barrier_wait();
+  V* slot = &cluster_sum_slots<V>()[parity];
+  V s = *cluster.map_shared_rank(slot, 0);
+  for (unsigned int r = 1; r < cluster.num_blocks(); ++r) s = add(s, *cluster.map_shared_rank(slot, r));
+  return s;
+#else
+  __trap();
+  return V{};
+#endif
+}
+
+template <int kMaxThreads, typename V>
+__device__ __forceinline__ V cluster_row_sum(V v, int parity) {
+  cluster_sum_arrive<kMaxThreads>(v, parity);
+  return cluster_sum_wait<V>(parity);
 }
 
 // The cluster barrier a block passes before it exits: no block's shared memory may go while another of its

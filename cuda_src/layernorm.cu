@@ -22,6 +22,8 @@
 //   v6 occupancy  + v4's backward rows of up to 4096 elements with fewer packets a thread (one in fp16/bf16, two
 //               in fp32), so that it fits in 64 registers and two blocks share a multiprocessor: one block's loads
 //               in flight while the other reduces (the forward is v4's)
+//   v7 prefetch  + v5's cluster rows with the next row's packets loaded while this row's sums cross the cluster
+//               and its dx is written: loads in flight across the cluster barrier (the forward is v4's)
 //
 // The forward saves mean and rstd (fp32, M each) for the backward. Each step adds a path for the rows it is good at
 // and hands every other shape to the step before (its launcher's first line), so every row runs every shape: rows
@@ -67,6 +69,10 @@ cudaError_t launch_layernorm_occupancy_backward(lab::DType dtype, const void* dy
                                                 const float* mean, const float* rstd, void* dx, void* dw, void* db,
                                                 float* workspace, int64_t* workspace_floats, int64_t rows, int64_t cols,
                                                 cudaStream_t stream);
+cudaError_t launch_layernorm_prefetch_backward(lab::DType dtype, const void* dy, const void* x, const void* w,
+                                               const float* mean, const float* rstd, void* dx, void* dw, void* db,
+                                               float* workspace, int64_t* workspace_floats, int64_t rows, int64_t cols,
+                                               cudaStream_t stream);
 
 #ifdef __CUDACC__
 #include "lab_norm.cuh"
@@ -567,23 +573,31 @@ template <typename T>
 constexpr int64_t kClusterMaxBackwardPackets =
     int64_t{kVecBackwardThreads} * kClusterMaxPacks<T> * lab::kClusterMaxBlocks;
 
-template <typename T, int kPacks>
-__global__ void __launch_bounds__(kVecBackwardThreads) layernorm_cluster_backward_kernel(
-    const T* __restrict__ dy, const T* __restrict__ x, const T* __restrict__ w, const float* __restrict__ mean,
-    const float* __restrict__ rstd, T* __restrict__ dx, float* __restrict__ partials, int64_t rows, int cols,
-    bool vec, int blocks_per_cluster) {
+// v5's body, and v7's (kPrefetch): the rows of this block's cluster, each read once.
+template <typename T, int kPacks, bool kPrefetch>
+__device__ __forceinline__ void cluster_backward_rows(const T* __restrict__ dy, const T* __restrict__ x,
+                                                      const T* __restrict__ w, const float* __restrict__ mean,
+                                                      const float* __restrict__ rstd, T* __restrict__ dx,
+                                                      float* __restrict__ partials, int64_t rows, int cols, bool vec,
+                                                      int blocks_per_cluster) {
   constexpr int kVec = lab::Packet<T>::kSize;
   const int block_rank = static_cast<int>(blockIdx.x % blocks_per_cluster);  // 1-D clusters: consecutive blocks
   const int S = blockDim.x, size = blocks_per_cluster * S, rank = block_rank * S + threadIdx.x;
   const int64_t cluster = blockIdx.x / blocks_per_cluster, clusters = gridDim.x / blocks_per_cluster;
   float acc[2][kPacks][kVec] = {};  // Σ dy·x̂ (dw) and Σ dy (db) of this thread's columns over its cluster's rows
+  lab::RowWords<T, kPacks> xs, gs;  // the row's packets
+  float mu = 0.0f, rs = 0.0f;
+  const auto load_row = [&](int64_t row, lab::RowWords<T, kPacks>& xr, lab::RowWords<T, kPacks>& gr, float& m,
+                            float& r) {
+    xr.load(x + row * cols, rank, size, cols, vec);
+    gr.load(dy + row * cols, rank, size, cols, vec);
+    m = mean[row];
+    r = rstd[row];
+  };
+  if (kPrefetch && cluster < rows) load_row(cluster, xs, gs, mu, rs);
   int parity = 0;
   for (int64_t row = cluster; row < rows; row += clusters, parity ^= 1) {  // the same rows for the whole cluster
-    const int64_t offset = row * cols;
-    lab::RowWords<T, kPacks> xs, gs;
-    xs.load(x + offset, rank, size, cols, vec);
-    gs.load(dy + offset, rank, size, cols, vec);
-    const float mu = mean[row], rs = rstd[row];
+    if (!kPrefetch) load_row(row, xs, gs, mu, rs);  // v5: a row's loads at its start, waited for by its sums
     float2 s = make_float2(0.0f, 0.0f);  // Σ w·dy·x̂, Σ w·dy over this thread's part of the row
 #pragma unroll
     for (int i = 0; i < kPacks; ++i) {
@@ -598,11 +612,18 @@ __global__ void __launch_bounds__(kVecBackwardThreads) layernorm_cluster_backwar
         acc[1][i][k] += d;
       }
     }
-    s = lab::cluster_row_sum<kVecBackwardThreads>(s, parity);
+    lab::cluster_sum_arrive<kVecBackwardThreads>(s, parity);
+    // v7: the next row's loads, issued after the arrival, in flight across the cluster barrier, the sums' reads
+    // from the other blocks and this row's dx, which v5 spends with nothing in flight.
+    lab::RowWords<T, kPacks> x_next, g_next;
+    float mu_next = 0.0f, rs_next = 0.0f;
+    const bool prefetched = kPrefetch && row + clusters < rows;
+    if (prefetched) load_row(row + clusters, x_next, g_next, mu_next, rs_next);
+    s = lab::cluster_sum_wait<float2>(parity);
     const float c_xhat = s.x / static_cast<float>(cols), c_mean = s.y / static_cast<float>(cols);
     xs.rewiden();
     gs.rewiden();
-    T* dxr = dx + offset;
+    T* dxr = dx + row * cols;
 #pragma unroll
     for (int i = 0; i < kPacks; ++i) {
       const int packet = rank + i * size;
@@ -615,11 +636,30 @@ __global__ void __launch_bounds__(kVecBackwardThreads) layernorm_cluster_backwar
       }
       lab::store_words(dxr, packet, cols, vec, v);
     }
+    if (prefetched) {
+      xs = x_next;
+      gs = g_next;
+      mu = mu_next;
+      rs = rs_next;
+    }
   }
   lab::cluster_done();
   lab::write_register_sums<T, 2, kPacks, kVecBackwardThreads>(acc, partials, cols, block_rank * S, size, cluster,
                                                               clusters);
 }
+
+template <typename T, int kPacks>
+__global__ void __launch_bounds__(kVecBackwardThreads) layernorm_cluster_backward_kernel(
+    const T* __restrict__ dy, const T* __restrict__ x, const T* __restrict__ w, const float* __restrict__ mean,
+    const float* __restrict__ rstd, T* __restrict__ dx, float* __restrict__ partials, int64_t rows, int cols,
+    bool vec, int blocks_per_cluster) {
+  cluster_backward_rows<T, kPacks, false>(dy, x, w, mean, rstd, dx, partials, rows, cols, vec, blocks_per_cluster);
+}
+
+// The launch of v5's kernel, or v7's (kPrefetch), for a row v5 holds; `fallback` where no cluster of the size the
+// row needs fits. Defined with v7, below.
+template <typename T, bool kPrefetch, typename Fallback>
+cudaError_t launch_cluster_rows(const BackwardCall<T>& c, Fallback fallback);
 
 // v5: rows longer than v4 holds, up to kClusterMaxBackwardPackets, on a GPU with clusters; every other row goes to
 // v4 (also where no cluster of the size the row needs fits).
@@ -628,12 +668,7 @@ cudaError_t run_cluster_backward(const BackwardCall<T>& c) {
   const int64_t packets = c.packets();
   if (packets <= kBlockMaxBackwardPackets || packets > kClusterMaxBackwardPackets<T> || !lab::has_clusters())
     return run_block_backward(c);
-  return lab::with_cluster_shape<kClusterMaxPacks<T>>(packets, kVecBackwardThreads, [&](auto packs, int blocks) {
-    const auto kernel = layernorm_cluster_backward_kernel<T, decltype(packs)::value>;
-    const auto fallback = [&] { return run_block_backward(c); };
-    return lab::launch_in_clusters<2>(kernel, c, kVecBackwardThreads, blocks, fallback, c.dy, c.x, c.w, c.mean, c.rstd,
-                                      c.dx);
-  });
+  return launch_cluster_rows<T, false>(c, [&] { return run_block_backward(c); });
 }
 
 // ---- v6 occupancy: v4's backward with two blocks to a multiprocessor. -------------------------------------------
@@ -679,6 +714,50 @@ cudaError_t launch_layernorm_occupancy_backward(lab::DType dtype, const void* dy
                                                 int64_t cols, cudaStream_t stream) {
   return dispatch_backward(dtype, dy, x, w, mean, rstd, dx, dw, db, workspace, workspace_floats, rows, cols, stream,
                            [](const auto& c) { return run_occupancy_backward(c); });
+}
+
+// ---- v7 prefetch: v5's cluster rows with the next row's loads in flight across the cluster barrier. ---------
+// What limits v5 (results/<gpu>/layernorm-backward.md, its rows at N = 32K and 64K, fp16/bf16 well below fp32): a
+// cluster takes its rows one after another, and each row's loads are in flight only from the row's start to its
+// sums; the cluster barrier, the reads of the other blocks' sums and the row's dx then pass with nothing read. In
+// fp16/bf16 a thread holds two packets, half the bytes fp32's four hold, for the same wait: half the bandwidth.
+// v7 splits the barrier (lab::cluster_sum_arrive, cluster_sum_wait) and issues the next row's packets, mean and rstd
+// between its halves, into a second set of registers, so the next row's bytes come in while this one finishes.
+// The same idea as Triton's prefetch step (triton_src/layernorm.py), for rows a cluster holds. Rows v5 does not
+// take go to v6.
+template <typename T, int kPacks>
+__global__ void __launch_bounds__(kVecBackwardThreads) layernorm_prefetch_backward_kernel(
+    const T* __restrict__ dy, const T* __restrict__ x, const T* __restrict__ w, const float* __restrict__ mean,
+    const float* __restrict__ rstd, T* __restrict__ dx, float* __restrict__ partials, int64_t rows, int cols,
+    bool vec, int blocks_per_cluster) {
+  cluster_backward_rows<T, kPacks, true>(dy, x, w, mean, rstd, dx, partials, rows, cols, vec, blocks_per_cluster);
+}
+
+template <typename T, bool kPrefetch, typename Fallback>
+cudaError_t launch_cluster_rows(const BackwardCall<T>& c, Fallback fallback) {
+  return lab::with_cluster_shape<kClusterMaxPacks<T>>(c.packets(), kVecBackwardThreads, [&](auto packs, int blocks) {
+    constexpr int kPacks = decltype(packs)::value;
+    const auto kernel = kPrefetch ? layernorm_prefetch_backward_kernel<T, kPacks>
+                                  : layernorm_cluster_backward_kernel<T, kPacks>;
+    return lab::launch_in_clusters<2>(kernel, c, kVecBackwardThreads, blocks, fallback, c.dy, c.x, c.w, c.mean, c.rstd,
+                                      c.dx);
+  });
+}
+
+template <typename T>
+cudaError_t run_prefetch_backward(const BackwardCall<T>& c) {
+  const int64_t packets = c.packets();
+  if (packets <= kBlockMaxBackwardPackets || packets > kClusterMaxBackwardPackets<T> || !lab::has_clusters())
+    return run_occupancy_backward(c);
+  return launch_cluster_rows<T, true>(c, [&] { return run_occupancy_backward(c); });
+}
+
+cudaError_t launch_layernorm_prefetch_backward(lab::DType dtype, const void* dy, const void* x, const void* w,
+                                               const float* mean, const float* rstd, void* dx, void* dw, void* db,
+                                               float* workspace, int64_t* workspace_floats, int64_t rows, int64_t cols,
+                                               cudaStream_t stream) {
+  return dispatch_backward(dtype, dy, x, w, mean, rstd, dx, dw, db, workspace, workspace_floats, rows, cols, stream,
+                           [](const auto& c) { return run_prefetch_backward(c); });
 }
 
 cudaError_t launch_layernorm_vec(lab::DType dtype, const void* x, const void* w, const void* b, void* y, float* mean,
@@ -874,6 +953,18 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> layernorm_occupancy_backward(
   return layernorm_backward(dy, x, w, b, mean, rstd, "occupancy_backward", launch_layernorm_occupancy_backward);
 }
 
+// v7's forward is v4's: only its backward adds a path.
+std::tuple<at::Tensor, at::Tensor, at::Tensor> layernorm_prefetch(const at::Tensor& x, const at::Tensor& w,
+                                                                 const at::Tensor& b) {
+  return layernorm_forward(x, w, b, "prefetch", launch_layernorm_block);
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> layernorm_prefetch_backward(
+    const at::Tensor& dy, const at::Tensor& x, const at::Tensor& w, const at::Tensor& b, const at::Tensor& mean,
+    const at::Tensor& rstd) {
+  return layernorm_backward(dy, x, w, b, mean, rstd, "prefetch_backward", launch_layernorm_prefetch_backward);
+}
+
 TORCH_LIBRARY(lab_layernorm, m) {
   m.def("naive(Tensor x, Tensor weight, Tensor bias) -> (Tensor, Tensor, Tensor)");
   m.def("naive_backward(Tensor dy, Tensor x, Tensor weight, Tensor bias, Tensor mean, Tensor rstd) -> "
@@ -893,6 +984,9 @@ TORCH_LIBRARY(lab_layernorm, m) {
         "(Tensor, Tensor, Tensor)");
   m.def("occupancy_backward(Tensor dy, Tensor x, Tensor weight, Tensor bias, Tensor mean, Tensor rstd) -> "
         "(Tensor, Tensor, Tensor)");
+  m.def("prefetch(Tensor x, Tensor weight, Tensor bias) -> (Tensor, Tensor, Tensor)");
+  m.def("prefetch_backward(Tensor dy, Tensor x, Tensor weight, Tensor bias, Tensor mean, Tensor rstd) -> "
+        "(Tensor, Tensor, Tensor)");
 }
 
 TORCH_LIBRARY_IMPL(lab_layernorm, CUDA, m) {
@@ -908,6 +1002,8 @@ TORCH_LIBRARY_IMPL(lab_layernorm, CUDA, m) {
   m.impl("cluster_backward", &layernorm_cluster_backward);
   m.impl("occupancy", &layernorm_occupancy);
   m.impl("occupancy_backward", &layernorm_occupancy_backward);
+  m.impl("prefetch", &layernorm_prefetch);
+  m.impl("prefetch_backward", &layernorm_prefetch_backward);
 }
 
 #endif

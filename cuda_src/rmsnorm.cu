@@ -21,6 +21,8 @@
 //   v6 occupancy  + v4's backward rows of up to 1024 packets (8192 fp16/bf16, 4096 fp32) with at most two
 //               packets a thread, so that it fits in 64 registers and two blocks share a multiprocessor: one block's
 //               loads in flight while the other reduces (the forward is v4's)
+//   v7 prefetch  + v5's cluster rows with the next row's packets loaded while this row's sum crosses the cluster
+//               and its dx is written: loads in flight across the cluster barrier (the forward is v4's)
 //
 // The forward saves rstd (fp32, M) for the backward. Each step adds a path for the rows it is good at and hands
 // every other shape to the step before (its launcher's first line), so every row runs every shape: rows longer than
@@ -63,6 +65,10 @@ cudaError_t launch_rmsnorm_occupancy_backward(lab::DType dtype, const void* dy, 
                                               const float* rstd, void* dx, void* dw, float* workspace,
                                               int64_t* workspace_floats, int64_t rows, int64_t cols,
                                               cudaStream_t stream);
+cudaError_t launch_rmsnorm_prefetch_backward(lab::DType dtype, const void* dy, const void* x, const void* w,
+                                             const float* rstd, void* dx, void* dw, float* workspace,
+                                             int64_t* workspace_floats, int64_t rows, int64_t cols,
+                                             cudaStream_t stream);
 
 #ifdef __CUDACC__
 #include "lab_norm.cuh"
@@ -481,22 +487,28 @@ template <typename T>
 constexpr int64_t kClusterMaxBackwardPackets =
     int64_t{kVecBackwardThreads} * kClusterMaxPacks<T> * lab::kClusterMaxBlocks;
 
-template <typename T, int kPacks>
-__global__ void __launch_bounds__(kVecBackwardThreads) rmsnorm_cluster_backward_kernel(
-    const T* __restrict__ dy, const T* __restrict__ x, const T* __restrict__ w, const float* __restrict__ rstd,
-    T* __restrict__ dx, float* __restrict__ partials, int64_t rows, int cols, bool vec, int blocks_per_cluster) {
+// v5's body, and v7's (kPrefetch, layernorm.cu's v7): the rows of this block's cluster, each read once.
+template <typename T, int kPacks, bool kPrefetch>
+__device__ __forceinline__ void cluster_backward_rows(const T* __restrict__ dy, const T* __restrict__ x,
+                                                      const T* __restrict__ w, const float* __restrict__ rstd,
+                                                      T* __restrict__ dx, float* __restrict__ partials, int64_t rows,
+                                                      int cols, bool vec, int blocks_per_cluster) {
   constexpr int kVec = lab::Packet<T>::kSize;
   const int block_rank = static_cast<int>(blockIdx.x % blocks_per_cluster);  // 1-D clusters: consecutive blocks
   const int S = blockDim.x, size = blocks_per_cluster * S, rank = block_rank * S + threadIdx.x;
   const int64_t cluster = blockIdx.x / blocks_per_cluster, clusters = gridDim.x / blocks_per_cluster;
   float acc[1][kPacks][kVec] = {};  // Σ dy·x̂ (dw) of this thread's columns over its cluster's rows
+  lab::RowWords<T, kPacks> xs, gs;  // the row's packets
+  float rs = 0.0f;
+  const auto load_row = [&](int64_t row, lab::RowWords<T, kPacks>& xr, lab::RowWords<T, kPacks>& gr, float& r) {
+    xr.load(x + row * cols, rank, size, cols, vec);
+    gr.load(dy + row * cols, rank, size, cols, vec);
+    r = rstd[row];
+  };
+  if (kPrefetch && cluster < rows) load_row(cluster, xs, gs, rs);
   int parity = 0;
   for (int64_t row = cluster; row < rows; row += clusters, parity ^= 1) {  // the same rows for the whole cluster
-    const int64_t offset = row * cols;
-    lab::RowWords<T, kPacks> xs, gs;
-    xs.load(x + offset, rank, size, cols, vec);
-    gs.load(dy + offset, rank, size, cols, vec);
-    const float rs = rstd[row];
+    if (!kPrefetch) load_row(row, xs, gs, rs);  // v5: a row's loads at its start, waited for by its sums
     float s = 0.0f;  // Σ w·dy·x̂ over this thread's part of the row
 #pragma unroll
     for (int i = 0; i < kPacks; ++i) {
@@ -508,11 +520,17 @@ __global__ void __launch_bounds__(kVecBackwardThreads) rmsnorm_cluster_backward_
         acc[0][i][k] += d * xhat;
       }
     }
-    s = lab::cluster_row_sum<kVecBackwardThreads>(s, parity);
+    lab::cluster_sum_arrive<kVecBackwardThreads>(s, parity);
+    // v7: the next row's loads, in flight across the cluster barrier and this row's dx (layernorm.cu's v7).
+    lab::RowWords<T, kPacks> x_next, g_next;
+    float rs_next = 0.0f;
+    const bool prefetched = kPrefetch && row + clusters < rows;
+    if (prefetched) load_row(row + clusters, x_next, g_next, rs_next);
+    s = lab::cluster_sum_wait<float>(parity);
     const float c_xhat = s / static_cast<float>(cols);
     xs.rewiden();
     gs.rewiden();
-    T* dxr = dx + offset;
+    T* dxr = dx + row * cols;
 #pragma unroll
     for (int i = 0; i < kPacks; ++i) {
       const int packet = rank + i * size;
@@ -523,11 +541,28 @@ __global__ void __launch_bounds__(kVecBackwardThreads) rmsnorm_cluster_backward_
         v[k] = (lab::word_element<T>(wp, k) * gs(i, k) - xs(i, k) * rs * c_xhat) * rs;
       lab::store_words(dxr, packet, cols, vec, v);
     }
+    if (prefetched) {
+      xs = x_next;
+      gs = g_next;
+      rs = rs_next;
+    }
   }
   lab::cluster_done();
   lab::write_register_sums<T, 1, kPacks, kVecBackwardThreads>(acc, partials, cols, block_rank * S, size, cluster,
                                                               clusters);
 }
+
+template <typename T, int kPacks>
+__global__ void __launch_bounds__(kVecBackwardThreads) rmsnorm_cluster_backward_kernel(
+    const T* __restrict__ dy, const T* __restrict__ x, const T* __restrict__ w, const float* __restrict__ rstd,
+    T* __restrict__ dx, float* __restrict__ partials, int64_t rows, int cols, bool vec, int blocks_per_cluster) {
+  cluster_backward_rows<T, kPacks, false>(dy, x, w, rstd, dx, partials, rows, cols, vec, blocks_per_cluster);
+}
+
+// The launch of v5's kernel, or v7's (kPrefetch), for a row v5 holds; `fallback` where no cluster of the size the
+// row needs fits. Defined with v7, below.
+template <typename T, bool kPrefetch, typename Fallback>
+cudaError_t launch_cluster_rows(const BackwardCall<T>& c, Fallback fallback);
 
 // v5: rows longer than v4 holds, up to kClusterMaxBackwardPackets, on a GPU with clusters; every other row goes to
 // v4 (also where no cluster of the size the row needs fits).
@@ -536,11 +571,7 @@ cudaError_t run_cluster_backward(const BackwardCall<T>& c) {
   const int64_t packets = c.packets();
   if (packets <= kBlockMaxBackwardPackets || packets > kClusterMaxBackwardPackets<T> || !lab::has_clusters())
     return run_block_backward(c);
-  return lab::with_cluster_shape<kClusterMaxPacks<T>>(packets, kVecBackwardThreads, [&](auto packs, int blocks) {
-    const auto kernel = rmsnorm_cluster_backward_kernel<T, decltype(packs)::value>;
-    const auto fallback = [&] { return run_block_backward(c); };
-    return lab::launch_in_clusters<1>(kernel, c, kVecBackwardThreads, blocks, fallback, c.dy, c.x, c.w, c.rstd, c.dx);
-  });
+  return launch_cluster_rows<T, false>(c, [&] { return run_block_backward(c); });
 }
 
 cudaError_t launch_rmsnorm_vec(lab::DType dtype, const void* x, const void* w, void* y, float* rstd, int64_t rows,
@@ -607,6 +638,42 @@ cudaError_t launch_rmsnorm_occupancy_backward(lab::DType dtype, const void* dy, 
                                               cudaStream_t stream) {
   return dispatch_backward(dtype, dy, x, w, rstd, dx, dw, workspace, workspace_floats, rows, cols, stream,
                            [](const auto& c) { return run_occupancy_backward(c); });
+}
+
+// ---- v7 prefetch: v5's cluster rows with the next row's loads in flight across the cluster barrier. ---------
+// layernorm.cu's v7, for one sum a row: the next row's packets and rstd are issued between the halves of the
+// cluster barrier, into a second set of registers. Rows v5 does not take go to v6.
+template <typename T, int kPacks>
+__global__ void __launch_bounds__(kVecBackwardThreads) rmsnorm_prefetch_backward_kernel(
+    const T* __restrict__ dy, const T* __restrict__ x, const T* __restrict__ w, const float* __restrict__ rstd,
+    T* __restrict__ dx, float* __restrict__ partials, int64_t rows, int cols, bool vec, int blocks_per_cluster) {
+  cluster_backward_rows<T, kPacks, true>(dy, x, w, rstd, dx, partials, rows, cols, vec, blocks_per_cluster);
+}
+
+template <typename T, bool kPrefetch, typename Fallback>
+cudaError_t launch_cluster_rows(const BackwardCall<T>& c, Fallback fallback) {
+  return lab::with_cluster_shape<kClusterMaxPacks<T>>(c.packets(), kVecBackwardThreads, [&](auto packs, int blocks) {
+    constexpr int kPacks = decltype(packs)::value;
+    const auto kernel = kPrefetch ? rmsnorm_prefetch_backward_kernel<T, kPacks>
+                                  : rmsnorm_cluster_backward_kernel<T, kPacks>;
+    return lab::launch_in_clusters<1>(kernel, c, kVecBackwardThreads, blocks, fallback, c.dy, c.x, c.w, c.rstd, c.dx);
+  });
+}
+
+template <typename T>
+cudaError_t run_prefetch_backward(const BackwardCall<T>& c) {
+  const int64_t packets = c.packets();
+  if (packets <= kBlockMaxBackwardPackets || packets > kClusterMaxBackwardPackets<T> || !lab::has_clusters())
+    return run_occupancy_backward(c);
+  return launch_cluster_rows<T, true>(c, [&] { return run_occupancy_backward(c); });
+}
+
+cudaError_t launch_rmsnorm_prefetch_backward(lab::DType dtype, const void* dy, const void* x, const void* w,
+                                             const float* rstd, void* dx, void* dw, float* workspace,
+                                             int64_t* workspace_floats, int64_t rows, int64_t cols,
+                                             cudaStream_t stream) {
+  return dispatch_backward(dtype, dy, x, w, rstd, dx, dw, workspace, workspace_floats, rows, cols, stream,
+                           [](const auto& c) { return run_prefetch_backward(c); });
 }
 
 #else  // host half: the torch binding
@@ -742,6 +809,16 @@ std::tuple<at::Tensor, at::Tensor> rmsnorm_occupancy_backward(const at::Tensor& 
   return rmsnorm_backward(dy, x, w, rstd, "occupancy_backward", launch_rmsnorm_occupancy_backward);
 }
 
+// v7's forward is v4's: only its backward adds a path.
+std::tuple<at::Tensor, at::Tensor> rmsnorm_prefetch(const at::Tensor& x, const at::Tensor& w) {
+  return rmsnorm_forward(x, w, "prefetch", launch_rmsnorm_block);
+}
+
+std::tuple<at::Tensor, at::Tensor> rmsnorm_prefetch_backward(const at::Tensor& dy, const at::Tensor& x,
+                                                             const at::Tensor& w, const at::Tensor& rstd) {
+  return rmsnorm_backward(dy, x, w, rstd, "prefetch_backward", launch_rmsnorm_prefetch_backward);
+}
+
 TORCH_LIBRARY(lab_rmsnorm, m) {
   m.def("naive(Tensor x, Tensor weight) -> (Tensor, Tensor)");
   m.def("naive_backward(Tensor dy, Tensor x, Tensor weight, Tensor rstd) -> (Tensor, Tensor)");
@@ -755,6 +832,8 @@ TORCH_LIBRARY(lab_rmsnorm, m) {
   m.def("cluster_backward(Tensor dy, Tensor x, Tensor weight, Tensor rstd) -> (Tensor, Tensor)");
   m.def("occupancy(Tensor x, Tensor weight) -> (Tensor, Tensor)");
   m.def("occupancy_backward(Tensor dy, Tensor x, Tensor weight, Tensor rstd) -> (Tensor, Tensor)");
+  m.def("prefetch(Tensor x, Tensor weight) -> (Tensor, Tensor)");
+  m.def("prefetch_backward(Tensor dy, Tensor x, Tensor weight, Tensor rstd) -> (Tensor, Tensor)");
 }
 
 TORCH_LIBRARY_IMPL(lab_rmsnorm, CUDA, m) {
@@ -770,6 +849,8 @@ TORCH_LIBRARY_IMPL(lab_rmsnorm, CUDA, m) {
   m.impl("cluster_backward", &rmsnorm_cluster_backward);
   m.impl("occupancy", &rmsnorm_occupancy);
   m.impl("occupancy_backward", &rmsnorm_occupancy_backward);
+  m.impl("prefetch", &rmsnorm_prefetch);
+  m.impl("prefetch_backward", &rmsnorm_prefetch_backward);
 }
 
 #endif

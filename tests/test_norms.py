@@ -243,6 +243,8 @@ def test_rmsnorm_backward_one_column_large_offset_is_never_refused_as_degenerate
 @pytest.mark.parametrize("op_name,impl_name,kernel", [
     ("layernorm-backward", "cuda:cluster", "layernorm_cluster_backward_kernel"),
     ("rmsnorm-backward", "cuda:cluster", "rmsnorm_cluster_backward_kernel"),
+    ("layernorm-backward", "cuda:prefetch", "layernorm_prefetch_backward_kernel"),
+    ("rmsnorm-backward", "cuda:prefetch", "rmsnorm_prefetch_backward_kernel"),
     ("layernorm-backward", "triton:split", "layernorm_split_backward_kernel"),
     ("rmsnorm-backward", "triton:split", "rmsnorm_split_backward_kernel"),
 ])
