@@ -724,7 +724,8 @@ cudaError_t launch_layernorm_occupancy_backward(lab::DType dtype, const void* dy
 // v7 splits the barrier (lab::cluster_sum_arrive, cluster_sum_wait) and issues the next row's packets, mean and rstd
 // between its halves, into a second set of registers, so the next row's bytes come in while this one finishes.
 // The same idea as Triton's prefetch step (triton_src/layernorm.py), for rows a cluster holds. Rows v5 does not
-// take go to v6.
+// take go to v6. What it bought, against v5 in the same run (results/nvidia-h100-80gb-hbm3/norm-backward-prefetch/,
+// both norms): the rows at N = 32K and 64K, fp16/bf16 most; at fp32 N = 16K it is behind v5, not yet profiled.
 template <typename T, int kPacks>
 __global__ void __launch_bounds__(kVecBackwardThreads) layernorm_prefetch_backward_kernel(
     const T* __restrict__ dy, const T* __restrict__ x, const T* __restrict__ w, const float* __restrict__ mean,
