@@ -112,6 +112,18 @@ class Worker:
                 self.conn.send(first)
                 self._sent_ahead = first
 
+    def send_ahead(self, name: str, *args) -> None:
+        """Ask for a call without waiting for its reply: the worker makes it while the caller does other work, and
+        call() with the same name and arguments later collects the reply. One call ahead at a time; where none can
+        be sent (one is ahead already, or no worker is running), call() makes it when asked."""
+        if self._sent_ahead is not None or self.proc is None or not self.proc.is_alive():
+            return
+        try:
+            self.conn.send((name, args))
+        except (BrokenPipeError, OSError):
+            return
+        self._sent_ahead = (name, args)
+
     def _start(self) -> None:
         self.launch()
         # Wait until it has imported the harness: that is the cost of isolation, measured (from the launch).
@@ -246,6 +258,9 @@ class InProcess:
 
     def launch(self, first: tuple[str, tuple] | None = None) -> None:
         pass  # nothing to start; a call given as first is made when asked for
+
+    def send_ahead(self, name: str, *args) -> None:
+        pass  # made when asked for
 
     def call(self, name: str, *args, timeout_s: float | None = None):
         from . import worker

@@ -401,10 +401,9 @@ def ladder_sections(result: OpResult) -> list[Section]:
 
 PHASES_NOTE = ("wall seconds of this run per phase: the process's start-up (in the first op of a run: the "
                "interpreter, imports, finding the ops), the op's own (the environment: the GPU's context and the "
-               "versions; counting lines, the ceilings, building the .cu files; waiting, before a row's timing, for "
-               "the workers of the rows before it to exit) and the rows', summed over the rows (each row in its own "
-               "worker process: load, checks, timing, kernel accounting, torch.compile capture); the checks include "
-               "each row's first call at "
+               "versions; counting lines, the ceilings, building the .cu files) and the rows', summed over the rows "
+               "(each row in its own worker process: load, checks, "
+               "timing, kernel accounting, torch.compile capture); the checks include each row's first call at "
                "every shape and dtype, and the lines 'of the checks' say how much of them that was")
 
 

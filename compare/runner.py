@@ -107,13 +107,6 @@ def _say(options: Options, text: str) -> None:
         _display.redraw()
 
 
-def _say_outcome(options: Options, impl: discover.Impl, outcome: RowOutcome) -> None:
-    """A finished row's wall time per phase, and what went wrong where it did not pass."""
-    _say(options, f"    {impl.name}: " + ", ".join(f"{phase} {seconds:.1f} s" for phase, seconds in outcome.seconds.items()))
-    if outcome.status.status != Status.OK:
-        _say(options, f"    {outcome.status.status}: {outcome.status.message.splitlines()[0]}")
-
-
 def _dtypes(op: Op, options: Options) -> list[torch.dtype]:
     dtypes = list(op.dtypes)
     if options.dtypes:
@@ -202,14 +195,31 @@ def run_op(op: Op, options: Options, impls: list[discover.Impl] | None = None) -
             status[impl.name] = outcomes[impl.name].status
             result.add(outcomes[impl.name])
         runnable = []
-    # One row at a time, a finished row's worker exits (the interpreter's teardown, its CUDA context destroyed: about
-    # a second) beside the next row's load and checks; the next row's timing first waits for every such exit, so no
-    # teardown runs beside a timed cell, and the phase table says how long that wait was.
+    # One row at a time, a row's kernel accounting is left open when its checks after timing are done: the
+    # profiler's start-up in its worker (seconds of host work, launching nothing) then runs beside the next row's
+    # load and checks, and the profiled calls follow right before the next row's timing (or once no row is left),
+    # with the GPU alone as ever; only then is the row's outcome recorded.
+    pending: list = []  # (impl, pool, outcome, finish) of the row whose kernel accounting is still open
     counted = [starts, start_s]
 
-    def before_timing() -> None:
-        with clock("waiting for finished rows' workers to exit"):
-            isolate.wait_for_exits()
+    def record(impl, pool, outcome, named: bool) -> None:
+        counted[0], counted[1] = counted[0] + pool.starts, counted[1] + pool.start_s
+        status[impl.name] = outcome.status
+        result.add(outcome)
+        prefix = f"    {impl.name}: " if named else "    "
+        _say(options, prefix + ", ".join(f"{phase} {seconds:.1f} s" for phase, seconds in outcome.seconds.items()))
+        if outcome.status.status != Status.OK:
+            _say(options, f"    {outcome.status.status}: {outcome.status.message.splitlines()[0]}")
+
+    def settle() -> None:  # right before a row's timing, and at the end
+        isolate.wait_for_exits()  # no worker's teardown beside the profiled calls or the timing that follow
+        while pending:
+            impl, pool, outcome, finish = pending.pop(0)
+            try:
+                finish()
+            finally:
+                pool.close()
+            record(impl, pool, outcome, named=True)
 
     try:
         for n, impl in enumerate(runnable):
@@ -221,18 +231,21 @@ def run_op(op: Op, options: Options, impls: list[discover.Impl] | None = None) -
             while len(upcoming) < ROWS_STARTED_AHEAD and n + 1 + len(upcoming) < len(runnable):
                 upcoming.append(_pool(options))
                 upcoming[-1].launch(_load_ahead(runnable[n + len(upcoming)]))
+            later: list = []
             try:  # a fresh process per row: no row can reach another's
-                outcome = run_row(pool, op, impl, options, timed, before_timing=before_timing)
+                outcome = run_row(pool, op, impl, options, timed, before_timing=settle, later=later)
             except BaseException:
                 pool.close()
                 raise
-            pool.close(wait=False)  # its exit goes on beside the next row's load and checks
-            counted[0], counted[1] = counted[0] + pool.starts, counted[1] + pool.start_s
-            status[impl.name] = outcome.status
-            result.add(outcome)
-            _say_outcome(options, impl, outcome)
+            settle()  # a row before that this one did not time after (it failed, or nothing is timed)
+            if later:
+                pending.append((impl, pool, outcome, later[0]))
+            else:
+                pool.close(wait=False)  # its exit goes on beside the next row's load and checks
+                record(impl, pool, outcome, named=False)
+        settle()
     finally:
-        for pool in upcoming:  # the first row's where none was runnable
+        for pool in [p for _, p, _, _ in pending] + upcoming:  # upcoming: the first row's where none was runnable
             pool.close()
         isolate.wait_for_exits()
     starts, start_s = counted
@@ -285,7 +298,10 @@ def _run_rows_at_once(op: Op, runnable, options: Options, timed) -> tuple[dict, 
         with lock:
             done[0] += 1
             _display.start_row(done[0], f"{done[0]} of {len(runnable)} rows done")
-            _say_outcome(options, impl, outcome)
+            _say(options, f"  {impl.name}: " + ", ".join(f"{phase} {seconds:.1f} s"
+                                                        for phase, seconds in outcome.seconds.items()))
+            if outcome.status.status != Status.OK:
+                _say(options, f"    {outcome.status.status}: {outcome.status.message.splitlines()[0]}")
         return impl, outcome, pool.starts, pool.start_s
 
     try:
@@ -399,12 +415,13 @@ class _RowStopped(Exception):
         self.status = status
 
 
-def run_row(pool, op: Op, impl: discover.Impl, options: Options, timed: list, before_timing=None) -> RowOutcome:
+def run_row(pool, op: Op, impl: discover.Impl, options: Options, timed: list, before_timing=None,
+            later: list | None = None) -> RowOutcome:
     """Parent side of one row: the schedule's checks, the torch.compile capture, the timed cells with their outputs
     judged, the kernel accounting, and the checks after timing. before_timing: called right before the row's first
-    timed cell. The kernel accounting follows the timing, never precedes it: once a process has run a profiler
-    session, each of its kernel launches costs the host more (bench/profiler_startup.py). Its start-up is cheap
-    there: the worker imported the profiler's modules before the row began (worker.import_profiler_modules)."""
+    timed cell. later: where given, the kernel accounting is left to the caller: its profiler start-up is sent
+    ahead to the worker, and the call that finishes it (the profiled calls, which need the GPU alone, then the row's
+    verdict) is appended to `later`; the worker must stay open until it has run."""
     out = RowOutcome(RowStatus(impl.name, Status.OK))
     gpu = env.has_gpu()
     device = torch.device("cuda" if gpu else "cpu")
@@ -443,15 +460,18 @@ def run_row(pool, op: Op, impl: discover.Impl, options: Options, timed: list, be
         if options.capture and gpu and impl.backend == "torch" and impl.variant.startswith("compile"):
             with clock("capture"), _gate.shared():
                 _capture(pool, op, impl, dtypes, device, options, out)
+        accounting_due = False
         if options.time and gpu and out.status.status == Status.OK:  # a wrong kernel's speed means nothing
             if before_timing is not None:
                 before_timing()
             with clock("timing"):
                 _time_row(pool, op, impl, dtypes, device, options, timed, out)
-            if out.status.status == Status.OK:
+            accounting_due = out.status.status == Status.OK
+            if accounting_due and later is None:
                 with clock("kernel accounting"):
                     _row_display.phase("kernel accounting")
                     _account_kernels(pool, op, impl, dtypes, device, timed, options.seed, out)
+                accounting_due = False
         # Checked again on fresh inputs once it has been called many times: an implementation must not change its
         # answers when warm, nor serve a result cached from earlier inputs.
         with clock("checks"):
@@ -462,6 +482,23 @@ def run_row(pool, op: Op, impl: discover.Impl, options: Options, timed: list, be
         out.status = stopped.status
         return out
     _judge(out)
+    if accounting_due:
+        try:  # the worker stays while the next row runs: it keeps no more GPU memory than it needs
+            _release_cached_memory(pool, impl)
+        except _RowStopped as stopped:
+            out.status = stopped.status
+            return out
+        pool.send_ahead("start_profiler")  # seconds of the worker's host work, while the caller goes on
+
+        def finish_accounting():
+            try:
+                with clock("kernel accounting"):
+                    _account_kernels(pool, op, impl, dtypes, device, timed, options.seed, out)
+            except _RowStopped as stopped:
+                out.status = stopped.status
+            _judge(out)
+
+        later.append(finish_accounting)
     return out
 
 

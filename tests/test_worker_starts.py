@@ -49,6 +49,10 @@ def test_a_call_sent_ahead_at_launch_is_answered_once_to_the_call_that_asks_for_
             worker.call("load_row", missing)
         assert failed.value.status == "error" and "no_such_row" in failed.value.message
         assert worker.call("cuda_context_healthy") is True  # one reply per request: nothing left over
+        worker.send_ahead("load_row", missing)  # sent while the worker runs; its reply collected when asked for
+        with pytest.raises(isolate.RowFailure, match="no_such_row"):
+            worker.call("load_row", missing)
+        assert worker.call("cuda_context_healthy") is True
     with isolate.Worker() as worker:
         worker.launch(("load_row", (missing,)))
         assert worker.call("cuda_context_healthy") is True  # asked for something else: that reply is dropped
@@ -63,10 +67,10 @@ def test_the_next_rows_worker_loads_it_ahead_unless_loading_may_touch_the_gpu():
     assert runner._load_ahead(rows["cuda:vec"]) == ("import_profiler_modules", ())
 
 
-def test_a_finished_rows_worker_exits_beside_the_next_rows_checks_and_before_its_timing(monkeypatch):
-    """One row at a time: a row's worker is closed without waiting as soon as the row is done (its exit goes on
-    beside the next row's load and checks); the next row's timing first waits for every such exit, and the phase
-    table says how long it waited. The rows' outcomes are recorded in order."""
+def test_a_rows_kernel_accounting_runs_beside_the_next_rows_checks_and_ends_before_its_timing(monkeypatch):
+    """One row at a time: a row's kernel accounting is finished (its profiled calls, with the GPU alone) right before
+    the next row's first timed cell, or right after a next row that times nothing, or at the end; its worker is
+    closed after that, and the rows' outcomes are recorded in order."""
     from compare.results import RowOutcome, RowStatus, Status
 
     events, served = [], {}
@@ -74,38 +78,35 @@ def test_a_finished_rows_worker_exits_beside_the_next_rows_checks_and_before_its
     class Pool(isolate.InProcess):
         def close(self, wait=True):
             if id(self) in served:
-                events.append(("close", served[id(self)], "wait" if wait else "no wait"))
+                events.append(("close", served[id(self)]))
 
-    def fake_run_row(pool, op, impl, options, timed, before_timing=None):
+    def fake_run_row(pool, op, impl, options, timed, before_timing=None, later=None):
         served[id(pool)] = impl.name
         events.append(("checks", impl.name))
         out = RowOutcome(RowStatus(impl.name, Status.OK))
-        if impl.name == "triton:tuned":  # fails its checks: not timed
+        if impl.name == "triton:tuned":  # fails its checks: not timed, no accounting
             out.status = RowStatus(impl.name, Status.FAIL, "planted")
             return out
         before_timing()
         events.append(("timing", impl.name))
+        later.append(lambda: events.append(("accounting", impl.name)))
         return out
 
     monkeypatch.setattr(runner, "_pool", lambda options: Pool())
     monkeypatch.setattr(runner, "run_row", fake_run_row)
-    monkeypatch.setattr(runner.isolate, "wait_for_exits", lambda: events.append(("exits waited for",)))
     op = discover.load_op("gelu")
     rows = {i.name: i for i in discover.implementations(op)}
     order = ["triton:basic", "triton:tuned", "torch:eager"]
     result = runner.run_op(op, runner.Options(capture=False, progress=False), [rows[name] for name in order])
     assert events == [
-        ("checks", "triton:basic"), ("exits waited for",), ("timing", "triton:basic"),
-        ("close", "triton:basic", "no wait"),
-        ("checks", "triton:tuned"), ("close", "triton:tuned", "no wait"),
-        ("checks", "torch:eager"), ("exits waited for",), ("timing", "torch:eager"), ("close", "torch:eager", "no wait"),
-        ("exits waited for",)]
+        ("checks", "triton:basic"), ("timing", "triton:basic"),
+        ("checks", "triton:tuned"), ("accounting", "triton:basic"), ("close", "triton:basic"), ("close", "triton:tuned"),
+        ("checks", "torch:eager"), ("timing", "torch:eager"), ("accounting", "torch:eager"), ("close", "torch:eager")]
     assert [r.impl for r in result.rows] == order
     assert [r.status for r in result.rows] == [Status.OK, Status.FAIL, Status.OK]
-    assert "waiting for finished rows' workers to exit" in result.phases
 
 
-def test_run_row_accounts_for_its_kernels_after_its_timing_and_before_its_checks_after_timing(monkeypatch):
+def test_run_row_leaves_its_kernel_accounting_to_the_caller_with_the_profilers_start_up_sent_ahead(monkeypatch):
     from compare import check
 
     calls = []
@@ -114,8 +115,10 @@ def test_run_row_accounts_for_its_kernels_after_its_timing_and_before_its_checks
         def call(self, name, *args, timeout_s=None):
             calls.append(("call", name))
 
+        def send_ahead(self, name, *args):
+            calls.append(("ahead", name))
+
     def passing(pool, op, impl, case, device, seconds, alone=False):
-        calls.append(("check",))
         result = check.failed_result(op, impl.name, case, "ok", "")
         result.ok = True
         return result
@@ -127,12 +130,18 @@ def test_run_row_accounts_for_its_kernels_after_its_timing_and_before_its_checks
     op = discover.load_op("gelu")
     impl = next(i for i in discover.implementations(op) if i.name == "torch:eager")
     options = runner.Options(capture=False, progress=False, dtypes=["float32"])
-    out = runner.run_row(Pool(), op, impl, options, [(1 << 20,)], before_timing=lambda: calls.append(("before",)))
-    assert out.status.status == "ok" and "kernel accounting" in out.seconds
-    assert calls[:1] == [("call", "load_row")]
-    at = calls.index(("timing",))
-    assert calls[at - 1] == ("before",) and calls[at + 1] == ("accounting",) and calls[at + 2] == ("check",)
-    assert calls.count(("accounting",)) == 1
+    later = []
+    out = runner.run_row(Pool(), op, impl, options, [(1 << 20,)], before_timing=lambda: calls.append(("before",)),
+                         later=later)
+    assert out.status.status == "ok" and len(later) == 1
+    assert calls[:1] == [("call", "load_row")] and ("accounting",) not in calls
+    assert calls.index(("before",)) + 1 == calls.index(("timing",)) and calls[-1] == ("ahead", "start_profiler")
+    later[0]()
+    assert calls[-1] == ("accounting",) and "kernel accounting" in out.seconds
+    # Without `later`, as with rows checked at once, the accounting is the row's own, before its checks after timing.
+    calls.clear()
+    runner.run_row(Pool(), op, impl, options, [(1 << 20,)])
+    assert ("accounting",) in calls and ("ahead", "start_profiler") not in calls
 
 
 def test_one_row_at_a_time_the_workers_of_the_next_two_rows_are_started_before_a_row_runs(monkeypatch):
