@@ -16,6 +16,7 @@ from __future__ import annotations
 import multiprocessing as mp
 import os
 import signal
+import sys
 import time
 import traceback
 
@@ -46,7 +47,7 @@ def _serve(conn) -> None:
         try:
             name, args = conn.recv()
         except EOFError:
-            return
+            _exit_now()
         if name == "ready":  # the start handshake: the imports above are done
             conn.send(("ok", os.getpid(), True))
             continue
@@ -62,6 +63,19 @@ def _serve(conn) -> None:
         if not healthy:
             conn.close()
             os._exit(3)
+
+
+def _exit_now() -> None:
+    """The parent closed the pipe: the row is over, and the parent may be waiting for this exit before its next
+    timing. torch.compile's compile workers are shut down and the output flushed, then the process ends without the
+    interpreter's teardown (its exit handlers and the freeing of every module; the system frees the memory and the
+    driver the CUDA context either way)."""
+    async_compile = sys.modules.get("torch._inductor.async_compile")
+    if async_compile is not None and hasattr(async_compile, "shutdown_compile_workers"):
+        async_compile.shutdown_compile_workers()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 def short_error(exc: BaseException) -> str:

@@ -212,13 +212,15 @@ def run_op(op: Op, options: Options, impls: list[discover.Impl] | None = None) -
             _say(options, f"    {outcome.status.status}: {outcome.status.message.splitlines()[0]}")
 
     def settle() -> None:  # right before a row's timing, and at the end
-        isolate.wait_for_exits()  # no worker's teardown beside the profiled calls or the timing that follow
+        with clock(WAITING_FOR_EXITS):  # no worker's teardown beside the profiled calls or the timing that follow
+            isolate.wait_for_exits()
         while pending:
             impl, pool, outcome, finish = pending.pop(0)
             try:
                 finish()
             finally:
-                pool.close()
+                with clock(WAITING_FOR_EXITS):
+                    pool.close()
             record(impl, pool, outcome, named=True)
 
     try:
@@ -260,6 +262,10 @@ def run_op(op: Op, options: Options, impls: list[discover.Impl] | None = None) -
     result.rows = [status[i.name] for i in impls]
     return result
 
+
+# The phase-table line of the parent's waits for finished rows' workers to exit (their interpreter's teardown, their
+# CUDA context destroyed), before a row's timing and at the end: time no row's phase holds.
+WAITING_FOR_EXITS = "waiting for finished rows' workers to exit"
 
 # One row at a time, the workers of this many rows after the running one are already started: each holds torch and
 # the harness imported (host memory, no GPU memory until its row's first call).

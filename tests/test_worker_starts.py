@@ -104,6 +104,7 @@ def test_a_rows_kernel_accounting_runs_beside_the_next_rows_checks_and_ends_befo
         ("checks", "torch:eager"), ("timing", "torch:eager"), ("accounting", "torch:eager"), ("close", "torch:eager")]
     assert [r.impl for r in result.rows] == order
     assert [r.status for r in result.rows] == [Status.OK, Status.FAIL, Status.OK]
+    assert runner.WAITING_FOR_EXITS in result.phases  # the parent's waits, a line of the phase table
 
 
 def test_run_row_leaves_its_kernel_accounting_to_the_caller_with_the_profilers_start_up_sent_ahead(monkeypatch):
