@@ -30,12 +30,14 @@ def set_progress_callback(callback) -> None:
 
 
 def load_row(impl: Impl) -> None:
-    """Import or build the row (CUDA rows load the module the parent's build step left in the cache); a Triton row,
-    whose kernels will be accounted for, also imports what the profiler's first session would (a Triton row is
-    loaded while the rows before it run: compare.runner._load_ahead)."""
+    """Import or build the row (CUDA rows load the module the parent's build step left in the cache); a Triton or
+    torch row, whose kernels will be accounted for, also imports what the profiler's first session would (such a
+    row is loaded while the rows before it run: compare.runner._load_ahead). torch:eager imports nothing else of
+    that: a last row's kernel accounting waited seconds for it."""
     fn = impl.load()
     if impl.backend == "triton":
         _use_interpreter_autotune_stub(impl)
+    if impl.backend in ("triton", "torch"):
         import_profiler_modules()
     _row.clear()
     _row.update(impl=impl, fn=fn)

@@ -3,6 +3,8 @@ ceilings are measured, so their start-up (importing torch and the harness, secon
 of following it (compare/runner.py)."""
 import itertools
 
+import pytest
+
 from compare import discover, isolate, runner
 
 
@@ -263,6 +265,29 @@ def test_a_worker_closed_without_waiting_exits_beside_the_caller_and_is_waited_f
     runner.run_op(op, runner.Options(capture=False, progress=False), [rows["triton:basic"], rows["torch:eager"]])
     timings = [i for i, e in enumerate(events) if e != "waited"]
     assert all(events[i - 1] == "waited" for i in timings), events
+
+
+@pytest.mark.parametrize("row", ["torch:eager", "triton:basic"])
+def test_loading_a_torch_or_triton_row_imports_what_the_profilers_first_session_would(row):
+    """Such a row is loaded ahead, beside the rows before it: its kernel accounting then waits for no import (a
+    torch:eager row run last waited seconds for it). A fresh interpreter."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = ("import sys\n"
+            "from compare import discover, worker\n"
+            "op = discover.load_op('gelu')\n"
+            f"impl = next(i for i in discover.implementations(op) if i.name == {row!r})\n"
+            "before = 'torch._inductor' in sys.modules\n"
+            "worker.load_row(impl)\n"
+            "print('imported before:', before, 'after:', 'torch._inductor' in sys.modules)\n")
+    run = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[1], capture_output=True,
+                         text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "imported before: False after: True" in run.stdout, run.stdout
+
+
 def test_once_the_profiler_modules_are_imported_a_first_profiler_session_imports_nothing():
     """The premise of worker.import_profiler_modules: it imports every module the first torch.profiler session of a
     process would (on this torch), so that part of the session's start-up can be paid ahead. A fresh interpreter."""
