@@ -67,12 +67,16 @@ def _serve(conn) -> None:
 
 def _exit_now() -> None:
     """The parent closed the pipe: the row is over, and the parent may be waiting for this exit before its next
-    timing. torch.compile's compile workers are shut down and the output flushed, then the process ends without the
-    interpreter's teardown (its exit handlers and the freeing of every module; the system frees the memory and the
-    driver the CUDA context either way)."""
+    timing. torch.compile's compile workers are shut down, multiprocessing's own clean-up runs (what a worker
+    process runs when its target returns: its finalizers, which remove its temporary folder) and the output is
+    flushed; then the process ends without the interpreter's teardown (its other exit handlers and the freeing of
+    every module; the system frees the memory and the driver the CUDA context either way)."""
+    import multiprocessing.util
+
     async_compile = sys.modules.get("torch._inductor.async_compile")
     if async_compile is not None and hasattr(async_compile, "shutdown_compile_workers"):
         async_compile.shutdown_compile_workers()
+    multiprocessing.util._exit_function()
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)
