@@ -77,7 +77,9 @@ def earlier_row_seconds(results_dir: Path, op: str) -> dict[str, float]:
         data = json.loads((results_dir / f"{op}.json").read_text())
     except (OSError, ValueError):
         return {}
-    return {row: sum(phases.values()) for row, phases in (data.get("row_seconds") or {}).items()}
+    # "<phase>/<part>" entries are parts of a phase already counted whole
+    return {row: sum(s for phase, s in phases.items() if "/" not in phase)
+            for row, phases in (data.get("row_seconds") or {}).items()}
 
 
 def plan(impls: list[discover.Impl], lanes: int, earlier: dict[str, float] | None = None,

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from .results import CudaKernelBuild, OpResult, ceiling_name
+from .results import CudaKernelBuild, OpResult, ceiling_name, is_phase_part
 from .timing import HOST_CHECK_BELOW_MS, SAME_BYTES_COPY
 
 TIMING_METHOD = ("the method of triton.testing.do_bench: CUDA events around each call, L2 flushed (256 MB memset) "
@@ -404,13 +404,14 @@ PHASES_NOTE = ("wall seconds of this run per phase: the process's start-up (in t
                "versions; counting lines, the ceilings, building the .cu files) and the rows', summed over the rows "
                "(each row in its own worker process: load, checks, "
                "timing, kernel accounting, torch.compile capture); the checks include each row's first call at "
-               "every shape and dtype, and the lines 'of the checks' say how much of them that was")
+               "every shape and dtype, and the lines 'of the checks' say how much of them that was; the lines 'of the "
+               "timing' split the timing the same way")
 
 
 def phases_section(result: OpResult) -> list[Section]:
     if not result.phases:
         return []
-    own = {k: v for k, v in result.phases.items() if not k.startswith("of the checks")}
+    own = {k: v for k, v in result.phases.items() if not is_phase_part(k)}
     at_once = result.isolation.get("rows_checked_at_once", 1)
     overlap = (f" Rows were checked {at_once} at once (--check-rows), so their phases overlap and the total is more "
                "than the run's wall time." if at_once > 1 else "")

@@ -166,6 +166,16 @@ class RowOutcome(RowRecords):
     seconds: dict[str, float] = dataclasses.field(default_factory=dict)  # wall time per phase: checks, timing, ...
 
 
+# A row phase's parts: "<phase>/<part>" in a row's seconds, the line "of the <phase>: <part>" of the op's phase table,
+# right after "rows: <phase>" and not added into the total (compare.runner._sum_phases, compare.report).
+PHASE_PART_LINE = "of the {phase}: {part}"
+
+
+def is_phase_part(label: str) -> bool:
+    """Whether a line of the phase table is a part of the row phase above it, not a phase of its own."""
+    return label.startswith("of the ")
+
+
 @dataclasses.dataclass
 class OpResult(RowRecords):
     op: str

@@ -17,8 +17,8 @@ import torch
 
 from . import accounting, caches, callgraph, check, count, discover, env, isolate, ladder, schedule, timing
 from .isolate import DEFAULT_ROW_TIMEOUT_S, RowFailure
-from .results import (CudaKernelBuild, JitRecord, LadderStep, OpResult, RowOutcome, RowStatus, Status,
-                      TritonKernelBuild)
+from .results import (PHASE_PART_LINE, CudaKernelBuild, JitRecord, LadderStep, OpResult, RowOutcome, RowStatus,
+                      Status, TritonKernelBuild)
 from .progress import Progress, Silent
 from .spec import PEER, Op
 
@@ -323,22 +323,32 @@ def _sum_phases(result: OpResult) -> None:
     """The op's time per phase: its own (counting, ceilings, build) and the rows' (summed over rows), with the parts
     of the checks that were first calls: a Triton row's JIT compilation and autotuning, torch.compile's
     compilation, at each shape and dtype."""
+    parts: dict[str, dict[str, float]] = {}  # row phase -> its parts' lines
     for seconds in result.row_seconds.values():
         for phase, s in seconds.items():
-            # "checks/<part>": a part of a row's checks (_check_case), a line 'of the checks', not a phase of its own
-            label = f"of the checks: {phase.split('/', 1)[1]}" if "/" in phase else f"rows: {phase}"
-            result.phases[label] = round(result.phases.get(label, 0.0) + s, 2)
-    for label, prefix in (("of the checks: Triton first calls (JIT, autotuning)", "triton:"),
-                          ("of the checks: torch.compile first calls (compilation)", "torch:compile")):
+            # "<phase>/<part>": a part of a row phase (the checks' in _check_case, the timing's in _time_row)
+            if "/" in phase:
+                parent, part = phase.split("/", 1)
+                label = PHASE_PART_LINE.format(phase=parent, part=part)
+                lines = parts.setdefault(parent, {})
+                lines[label] = round(lines.get(label, 0.0) + s, 2)
+            else:
+                result.phases[f"rows: {phase}"] = round(result.phases.get(f"rows: {phase}", 0.0) + s, 2)
+    for part, prefix in (("Triton first calls (JIT, autotuning)", "triton:"),
+                         ("torch.compile first calls (compilation)", "torch:compile")):
         first_calls = sum(c.warmup_s or 0.0 for c in result.checks if c.impl.startswith(prefix))
         if first_calls:
-            result.phases[label] = round(first_calls, 2)
-    # The lines 'of the checks' right after the rows' checks, whatever order the rows' phases came in.
-    parts = {k: result.phases.pop(k) for k in list(result.phases) if k.startswith("of the checks")}
-    phases = list(result.phases.items())
-    at = next((i + 1 for i, (k, _) in enumerate(phases) if k == "rows: checks"), len(phases))
+            parts.setdefault("checks", {})[PHASE_PART_LINE.format(phase="checks", part=part)] = round(first_calls, 2)
+    # Each phase's parts right after its line, whatever order the rows' phases came in.
+    phases = []
+    for label, s in result.phases.items():
+        phases.append((label, s))
+        if label.startswith("rows: "):
+            phases += list(parts.pop(label[len("rows: "):], {}).items())
     result.phases.clear()
-    result.phases.update(phases[:at] + list(parts.items()) + phases[at:])
+    result.phases.update(phases)
+    for lines in parts.values():  # parts of a phase no row recorded as a whole (none today)
+        result.phases.update(lines)
 
 
 def _read_ladder(op: Op, impls, result: OpResult) -> None:
@@ -690,16 +700,20 @@ def _capture(pool, op: Op, impl, dtypes, device, options: Options, out: RowOutco
 
 
 def _time_row(pool, op: Op, impl, dtypes, device, options: Options, timed, out: RowOutcome) -> None:
+    """The row's timed cells, each call's outputs judged; its parts are lines of the phase table ('of the timing')."""
     l2 = timing.l2_bytes(device)
     cells = schedule.timed_cells(op, impl.name, dtypes, timed, l2, options.seed)
     _row_display.phase("timing", len(cells))
+    clock = _PhaseClock(out.seconds)
     for cell in cells:
         _row_display.step()
         dtype, shape = schedule.dtype_name(cell.dtype), op.describe_shape(cell.shape)
-        sets = [check.make_inputs(op, cell.shape, cell.dtype, device, seed) for seed in cell.seeds]
-        pristine = [tuple(t.clone() for t in s) for s in sets]
+        with clock("timing/making inputs, in the parent"):
+            sets = [check.make_inputs(op, cell.shape, cell.dtype, device, seed) for seed in cell.seeds]
+            pristine = [tuple(t.clone() for t in s) for s in sets]
         try:
-            with _gate.exclusive():  # the GPU (and this host) busy with nothing else while a cell is timed
+            with clock("timing/the timed calls with their warm-up, in the worker"), _gate.exclusive():
+                # the GPU (and this host) busy with nothing else while a cell is timed
                 timed_out = _copied(_call(pool, impl, "time_cell", sets, impl.name, dtype, shape,
                                           op.bytes_moved(cell.shape, cell.dtype), op.flops(cell.shape),
                                           options.graph, options.profile_check))
@@ -707,7 +721,8 @@ def _time_row(pool, op: Op, impl, dtypes, device, options: Options, timed, out: 
             out.status = RowStatus(impl.name, Status.ERROR, f"timing {dtype} {shape}: {failure.message}")
             return
         out.timings.append(timed_out.timing)
-        out.checks.extend(_judge_timed_outputs(pool, op, impl, cell, timed_out, sets, pristine))
+        with clock("timing/judging the first and last timed outputs, in the parent"):
+            out.checks.extend(_judge_timed_outputs(pool, op, impl, cell, timed_out, sets, pristine))
         large = _case_bytes(sets[0]) >= RELEASE_AFTER_BYTES
         del sets, pristine, timed_out
         if large:

@@ -107,7 +107,8 @@ def test_a_lost_lane_costs_its_own_rows_only():
 
 
 def test_earlier_row_seconds_come_from_the_full_results(tmp_path):
-    (tmp_path / "gelu.json").write_text('{"row_seconds": {"cuda:vec": {"checks": 2.0, "timing": 1.5}}}')
+    (tmp_path / "gelu.json").write_text('{"row_seconds": {"cuda:vec": {"checks": 2.0, "checks/judging": 1.0, '
+                                        '"timing": 1.5, "timing/making inputs": 0.5}}}')
     assert fanout.earlier_row_seconds(tmp_path, "gelu") == {"cuda:vec": 3.5}
     assert fanout.earlier_row_seconds(tmp_path / "none", "gelu") == {}
     assert fanout.earlier_row_seconds(Path(tmp_path), "add") == {}

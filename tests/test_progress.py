@@ -73,3 +73,24 @@ def test_a_run_ends_with_where_its_time_went_in_terminal_md_and_json(tmp_path, c
     assert 0 < phases["of the checks: Triton first calls (JIT, autotuning)"] <= phases["rows: checks"]
     assert "## Where the time went" in (out / "gelu.md").read_text()
     assert "Where the time went" in capsys.readouterr().out
+
+
+def test_a_row_phases_parts_follow_its_line_and_stay_out_of_the_total():
+    """Rows' parts of a phase ("timing/<part>", "checks/<part>") are summed over the rows into lines 'of the <phase>'
+    right after that phase's line, whatever order the rows recorded them in; the report's total leaves them out."""
+    from compare import report, runner
+    from compare.results import OpResult
+
+    result = OpResult("gelu", "", "memory", {})
+    result.phases = {"ceilings": 2.0}
+    result.row_seconds = {
+        "a": {"load": 1.0, "timing/making inputs, in the parent": 0.5, "checks": 3.0, "timing": 2.0,
+              "checks/judging, in the parent": 1.0},
+        "b": {"checks": 1.0, "timing": 4.0, "timing/making inputs, in the parent": 1.0},
+    }
+    runner._sum_phases(result)
+    assert list(result.phases.items()) == [
+        ("ceilings", 2.0), ("rows: load", 1.0), ("rows: checks", 4.0), ("of the checks: judging, in the parent", 1.0),
+        ("rows: timing", 6.0), ("of the timing: making inputs, in the parent", 1.5)]
+    (section,) = report.phases_section(result)
+    assert section.rows[-1] == ["total", "13.0", ""]
