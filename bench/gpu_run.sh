@@ -77,6 +77,13 @@ start_background() {
 }
 
 wait_and_collect() {  # at most $1 seconds
+  if [ ! -e "$JOB/pid" ]; then
+    # A fresh machine (the one that ran --background went back when idle): nothing to wait for, so say so at once
+    # rather than spend the device time of a whole wait
+    echo "error: no runs were started on this machine ($JOB/pid is missing): the machine that ran them has gone" \
+         "back, and what they wrote with it; start them again (bench/gpu_run.sh --for SECONDS 'RUN' ...)" >&2
+    exit 2
+  fi
   for _ in $(seq $(( $1 / 5 ))); do [ -e "$JOB/done" ] && break; sleep 5; done
   cp "$JOB/compare.log" "$OUT/compare.log" 2>/dev/null
   [ -d "$JOB/tree/results" ] && tar czf "$OUT/results.tgz" -C "$JOB/tree" --exclude=results/cpu results
