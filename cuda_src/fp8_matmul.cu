@@ -13,10 +13,14 @@
 //   v3 wgmma   Hopper's warpgroup MMA (m64n128k32 e4m3) fed by TMA, producer and consumer warpgroups on mbarriers
 //   v4 persistent  v3 on a grid of one block per SM, each walking the output tiles in the grouped order: the
 //              producer copies the next tile's K tiles while the consumers store this one's C
+//   v5 tmastore  v4 with C written through shared memory by TMA: each consumer stages its scaled bf16 part of the
+//              tile in swizzled boxes, one thread hands them to the copy engine, and the warpgroup goes back to the
+//              K tiles while C is written
 //
 // v2 takes K a multiple of 16 (every 16-byte copy of a row then starts aligned); other K fall back to v1. v3 needs
 // the same (TMA's row pitch) and a Hopper GPU (compute capability 9.0, built for sm_90a); other inputs take v2's
-// launcher, and so v1 where v2 would. v4 takes what v3 takes.
+// launcher, and so v1 where v2 would. v4 takes what v3 takes; v5 too where N is a multiple of 8 (C's row pitch for
+// TMA), and otherwise takes v4's launcher.
 // Triton side: triton_src/fp8_matmul.py.
 #include "lab.h"
 
@@ -32,6 +36,9 @@ cudaError_t launch_fp8_matmul_wgmma(const uint8_t* a, const uint8_t* bt, const f
 cudaError_t launch_fp8_matmul_persistent(const uint8_t* a, const uint8_t* bt, const float* scale_a,
                                          int64_t scale_a_stride, const float* scale_b, int64_t scale_b_stride, void* c,
                                          int64_t m, int64_t n, int64_t k, cudaStream_t stream);
+cudaError_t launch_fp8_matmul_tmastore(const uint8_t* a, const uint8_t* bt, const float* scale_a,
+                                       int64_t scale_a_stride, const float* scale_b, int64_t scale_b_stride, void* c,
+                                       int64_t m, int64_t n, int64_t k, cudaStream_t stream);
 
 #ifdef __CUDACC__
 #include <cuda_bf16.h>
@@ -423,14 +430,47 @@ cudaError_t launch_fp8_matmul_wgmma(const uint8_t* a, const uint8_t* bt, const f
 // and promoting it. ptxas then serializes every wgmma (its warning C7514: non-wgmma instructions reading a wgmma's
 // accumulators inside a pipeline stage), so the promotion keeps v3's wait; the other consumer warpgroup's batches
 // fill that gap, as in DeepGEMM.
-__global__ void __launch_bounds__(Fp8WgmmaTile::kThreads, 1)
-    fp8_matmul_persistent_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_bt,
-                                 const float* __restrict__ scale_a, int64_t scale_a_stride,
-                                 const float* __restrict__ scale_b, int64_t scale_b_stride,
-                                 __nv_bfloat16* __restrict__ c, int m, int n, int k) {
+
+// v5's shared memory beyond v4's ring: each consumer's 64×128 part of C as two 64×64 bf16 boxes of 128-byte rows,
+// swizzled as TMA stores them (the ring's layout, 8 KB a box, on 1024-byte boundaries).
+constexpr int kFp8CBoxBytes = 64 * 128;
+constexpr int kFp8TmaStoreSmemBytes = Fp8WgmmaTile::kSmemBytes + Fp8WgmmaTile::kConsumers * 2 * kFp8CBoxBytes;
+
 #ifdef LAB_SM90A
+// v5's epilogue, the part every thread of a consumer does: its accumulator registers (the layout of store_scaled,
+// rows `local_row` and local_row + 8 of the consumer's 64) scaled, rounded to bf16 and written as column pairs into
+// the consumer's two boxes; columns 8j..8j+7 are the 16-byte chunk j % 8 of box j / 8, whose place in its 128-byte
+// row is XORed with the row's index mod 8 (128-byte swizzling; local_row % 8 = lane / 4 for both rows). So the eight
+// rows a warp's store touches fall in eight different chunks: no bank conflicts. The scales of rows and columns
+// past M and N read as 0; TMA stores nothing there.
+__device__ __forceinline__ void stage_scaled(unsigned char* boxes, const float (&acc)[64], int local_row, int row,
+                                             int bn, const float* scale_a, int64_t scale_a_stride,
+                                             const float* scale_b, int64_t scale_b_stride, int m, int n, int lane) {
+  const float sa_top = row < m ? scale_a[row * scale_a_stride] : 0.0f;
+  const float sa_bottom = row + 8 < m ? scale_a[(row + 8) * scale_a_stride] : 0.0f;
+  const int swizzle = lane / 4, pair = (lane % 4) * 4;
+#pragma unroll
+  for (int j = 0; j < 16; ++j) {
+    const int col = bn + j * 8 + (lane % 4) * 2;
+    const float sb0 = col < n ? scale_b[col * scale_b_stride] : 0.0f;
+    const float sb1 = col + 1 < n ? scale_b[(col + 1) * scale_b_stride] : 0.0f;
+    unsigned char* top = boxes + (j / 8) * kFp8CBoxBytes + local_row * 128 + (((j % 8) ^ swizzle) << 4) + pair;
+    *reinterpret_cast<uint32_t*>(top) = lab::pack_pair<__nv_bfloat16>(acc[4 * j] * sa_top * sb0,
+                                                                      acc[4 * j + 1] * sa_top * sb1);
+    *reinterpret_cast<uint32_t*>(top + 8 * 128) = lab::pack_pair<__nv_bfloat16>(acc[4 * j + 2] * sa_bottom * sb0,
+                                                                                 acc[4 * j + 3] * sa_bottom * sb1);
+  }
+}
+
+// v4's body, and v5's (kTmaStore: C through shared memory and TMA; map_c is C's tensor map, unused by v4).
+template <bool kTmaStore>
+__device__ __forceinline__ void persistent_tiles(const CUtensorMap& map_a, const CUtensorMap& map_bt,
+                                                 const CUtensorMap* map_c, const float* __restrict__ scale_a,
+                                                 int64_t scale_a_stride, const float* __restrict__ scale_b,
+                                                 int64_t scale_b_stride, __nv_bfloat16* __restrict__ c, int m, int n,
+                                                 int k) {
   using Cfg = Fp8WgmmaTile;
-  // 1. Shared memory and barriers as v3.
+  // 1. Shared memory and barriers as v3; v5's boxes of C follow the ring.
   unsigned char *a_tiles, *b_tiles;
   __shared__ __align__(8) uint64_t full[Cfg::Stages], empty[Cfg::Stages];
   ring_setup(a_tiles, b_tiles, full, empty);
@@ -462,6 +502,9 @@ __global__ void __launch_bounds__(Fp8WgmmaTile::kThreads, 1)
   // 3. Consumers: 64 rows each of every output tile, the K tiles counted by `it` as the producer counts them.
   lab::setmaxnreg_inc<240>();
   const int consumer = warpgroup - 1, lane = tid % 32, warp_in_group = tid % 128 / 32;
+  const int local_row = warp_in_group * 16 + lane / 4;
+  unsigned char* boxes = b_tiles + Cfg::Stages * Cfg::kBStageBytes + consumer * 2 * kFp8CBoxBytes;
+  const bool issues_stores = tid % 128 == 0;  // v5: the thread of this consumer that hands its boxes to TMA
   float d[64], acc[64];
 #pragma unroll
   for (int i = 0; i < 64; ++i) d[i] = 0.0f;  // never read undefined (scale-d = 0 on a batch's first wgmma)
@@ -503,13 +546,57 @@ __global__ void __launch_bounds__(Fp8WgmmaTile::kThreads, 1)
       promote(it);
     }
 
-    // 5. Epilogue as v3; the producer is already filling the ring with the next tile's K tiles.
-    store_scaled(c, acc, tile_m * Cfg::BM + consumer * 64 + warp_in_group * 16 + lane / 4, tile_n * Cfg::BN, scale_a,
-                 scale_a_stride, scale_b, scale_b_stride, m, n, lane);
+    // 5. Epilogue; the producer is already filling the ring with the next tile's K tiles.
+    const int row0 = tile_m * Cfg::BM + consumer * 64, bn = tile_n * Cfg::BN;
+    if constexpr (kTmaStore) {
+      // v5: the boxes are free again once the stores of this consumer's last tile have read them; each thread's
+      // writes are made visible to the copy engine, the warpgroup meets, and one thread hands both boxes to TMA and
+      // goes on to the next tile's K tiles with the others while the copy engine writes C.
+      if (issues_stores) lab::tma_store_wait_read<0>();
+      lab::named_barrier_sync(1 + consumer, 128);
+      stage_scaled(boxes, acc, local_row, row0 + local_row, bn, scale_a, scale_a_stride, scale_b, scale_b_stride, m,
+                   n, lane);
+      lab::fence_proxy_async_shared();
+      lab::named_barrier_sync(1 + consumer, 128);
+      if (issues_stores) {
+        lab::tma_store_2d(map_c, boxes, bn, row0);
+        lab::tma_store_2d(map_c, boxes + kFp8CBoxBytes, bn + 64, row0);
+        lab::tma_store_commit();
+      }
+    } else {
+      // v4: as v3, straight from registers to C.
+      store_scaled(c, acc, row0 + local_row, bn, scale_a, scale_a_stride, scale_b, scale_b_stride, m, n, lane);
+    }
   }
+  // v5: the block's shared memory must outlive the last stores' reads of it.
+  if (kTmaStore && issues_stores) lab::tma_store_wait<0>();
+}
+#endif  // LAB_SM90A
+
+__global__ void __launch_bounds__(Fp8WgmmaTile::kThreads, 1)
+    fp8_matmul_persistent_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_bt,
+                                 const float* __restrict__ scale_a, int64_t scale_a_stride,
+                                 const float* __restrict__ scale_b, int64_t scale_b_stride,
+                                 __nv_bfloat16* __restrict__ c, int m, int n, int k) {
+#ifdef LAB_SM90A
+  persistent_tiles<false>(map_a, map_bt, nullptr, scale_a, scale_a_stride, scale_b, scale_b_stride, c, m, n, k);
 #else
   __trap();  // built without sm_90a: the launcher never starts it there (lab::runs_sm90a)
 #endif
+}
+
+// v4's and v5's launch: one block per SM (the ring fills one SM's shared memory), never more blocks than tiles.
+template <typename Kernel, typename... Args>
+cudaError_t launch_persistent(Kernel kernel, int smem_bytes, int64_t m, int64_t n, cudaStream_t stream,
+                              Args... args) {
+  using Cfg = Fp8WgmmaTile;
+  const int64_t tiles = static_cast<int64_t>(lab::blocks_for(m, Cfg::BM)) * lab::blocks_for(n, Cfg::BN);
+  if (tiles > INT_MAX) return cudaErrorInvalidConfiguration;
+  const cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes);
+  if (err != cudaSuccess) return err;
+  const int blocks = static_cast<int>(std::min<int64_t>(tiles, std::max(lab::sm_count(), 1)));
+  kernel<<<blocks, Cfg::kThreads, smem_bytes, stream>>>(args...);
+  return cudaGetLastError();
 }
 
 cudaError_t launch_fp8_matmul_persistent(const uint8_t* a, const uint8_t* bt, const float* scale_a,
@@ -518,18 +605,49 @@ cudaError_t launch_fp8_matmul_persistent(const uint8_t* a, const uint8_t* bt, co
   return launch_with_tensor_maps(
       a, bt, scale_a, scale_a_stride, scale_b, scale_b_stride, c, m, n, k, stream,
       [&](const CUtensorMap& map_a, const CUtensorMap& map_bt) {
-        using Cfg = Fp8WgmmaTile;
-        const int64_t tiles = static_cast<int64_t>(lab::blocks_for(m, Cfg::BM)) * lab::blocks_for(n, Cfg::BN);
-        if (tiles > INT_MAX) return cudaErrorInvalidConfiguration;
-        const cudaError_t err = cudaFuncSetAttribute(fp8_matmul_persistent_kernel,
-                                                     cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes);
-        if (err != cudaSuccess) return err;
-        // One block per SM (the ring fills one SM's shared memory), never more blocks than tiles.
-        const int blocks = static_cast<int>(std::min<int64_t>(tiles, std::max(lab::sm_count(), 1)));
-        fp8_matmul_persistent_kernel<<<blocks, Cfg::kThreads, Cfg::kSmemBytes, stream>>>(
-            map_a, map_bt, scale_a, scale_a_stride, scale_b, scale_b_stride, static_cast<__nv_bfloat16*>(c),
-            static_cast<int>(m), static_cast<int>(n), static_cast<int>(k));
-        return cudaGetLastError();
+        return launch_persistent(fp8_matmul_persistent_kernel, Fp8WgmmaTile::kSmemBytes, m, n, stream, map_a, map_bt,
+                                 scale_a, scale_a_stride, scale_b, scale_b_stride, static_cast<__nv_bfloat16*>(c),
+                                 static_cast<int>(m), static_cast<int>(n), static_cast<int>(k));
+      });
+}
+
+// ---- v5 tmastore: C through shared memory and TMA stores. --------------------------------------------------------
+// What changes against v4, and why: v4's epilogue stores C from registers, 4 bytes a thread and instruction, so
+// every 32-byte sector of C is written in two halves by two instructions, and the consumers issue all of those
+// stores before they start the next tile's K tiles, the tensor cores idle meanwhile (results/<gpu>/
+// fp8_matmul-profile.md: twice cuBLASLt's sectors into L2, 1.56 times its instructions). Here each consumer
+// writes its scaled bf16 part of C into two swizzled boxes in shared memory (st.shared, no bank conflicts), one
+// thread hands them to TMA (cp.async.bulk.tensor, whole sectors, rows and columns past M and N dropped by the copy
+// engine), and the warpgroup returns to the K tiles at once; the boxes are reused once the copy engine has read
+// them, a tile later. The ring keeps its six stages: 192 KB + 32 KB of C fits the 227 KB an SM gives a block.
+// Requirements: v4's, and N a multiple of 8 on a 16-byte-aligned C (C's row pitch, for its tensor map); other
+// inputs take v4's launcher.
+__global__ void __launch_bounds__(Fp8WgmmaTile::kThreads, 1)
+    fp8_matmul_tmastore_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_bt,
+                               const __grid_constant__ CUtensorMap map_c, const float* __restrict__ scale_a,
+                               int64_t scale_a_stride, const float* __restrict__ scale_b, int64_t scale_b_stride,
+                               int m, int n, int k) {
+#ifdef LAB_SM90A
+  persistent_tiles<true>(map_a, map_bt, &map_c, scale_a, scale_a_stride, scale_b, scale_b_stride, nullptr, m, n, k);
+#else
+  __trap();  // built without sm_90a: the launcher never starts it there (lab::runs_sm90a)
+#endif
+}
+
+cudaError_t launch_fp8_matmul_tmastore(const uint8_t* a, const uint8_t* bt, const float* scale_a,
+                                       int64_t scale_a_stride, const float* scale_b, int64_t scale_b_stride, void* c,
+                                       int64_t m, int64_t n, int64_t k, cudaStream_t stream) {
+  CUtensorMap map_c;
+  if (n % 8 != 0 || reinterpret_cast<uintptr_t>(c) % 16 != 0 || !lab::runs_sm90a() ||
+      !lab::encode_tensor_map(&map_c, static_cast<const __nv_bfloat16*>(c), m, n, 64)) {
+    return launch_fp8_matmul_persistent(a, bt, scale_a, scale_a_stride, scale_b, scale_b_stride, c, m, n, k, stream);
+  }
+  return launch_with_tensor_maps(
+      a, bt, scale_a, scale_a_stride, scale_b, scale_b_stride, c, m, n, k, stream,
+      [&](const CUtensorMap& map_a, const CUtensorMap& map_bt) {
+        return launch_persistent(fp8_matmul_tmastore_kernel, kFp8TmaStoreSmemBytes, m, n, stream, map_a, map_bt,
+                                 map_c, scale_a, scale_a_stride, scale_b, scale_b_stride, static_cast<int>(m),
+                                 static_cast<int>(n), static_cast<int>(k));
       });
 }
 
@@ -588,12 +706,17 @@ at::Tensor fp8_matmul_persistent(const at::Tensor& a, const at::Tensor& b, const
                                  const at::Tensor& scale_b) {
   return run_fp8_matmul(a, b, scale_a, scale_b, "persistent", launch_fp8_matmul_persistent);
 }
+at::Tensor fp8_matmul_tmastore(const at::Tensor& a, const at::Tensor& b, const at::Tensor& scale_a,
+                               const at::Tensor& scale_b) {
+  return run_fp8_matmul(a, b, scale_a, scale_b, "tmastore", launch_fp8_matmul_tmastore);
+}
 
 TORCH_LIBRARY(lab_fp8_matmul, m) {
   m.def("naive(Tensor a, Tensor b, Tensor scale_a, Tensor scale_b) -> Tensor");
   m.def("mma(Tensor a, Tensor b, Tensor scale_a, Tensor scale_b) -> Tensor");
   m.def("wgmma(Tensor a, Tensor b, Tensor scale_a, Tensor scale_b) -> Tensor");
   m.def("persistent(Tensor a, Tensor b, Tensor scale_a, Tensor scale_b) -> Tensor");
+  m.def("tmastore(Tensor a, Tensor b, Tensor scale_a, Tensor scale_b) -> Tensor");
 }
 
 TORCH_LIBRARY_IMPL(lab_fp8_matmul, CUDA, m) {
@@ -601,6 +724,7 @@ TORCH_LIBRARY_IMPL(lab_fp8_matmul, CUDA, m) {
   m.impl("mma", &fp8_matmul_mma);
   m.impl("wgmma", &fp8_matmul_wgmma);
   m.impl("persistent", &fp8_matmul_persistent);
+  m.impl("tmastore", &fp8_matmul_tmastore);
 }
 
 #endif

@@ -85,6 +85,44 @@ __device__ __forceinline__ void tma_load_3d(void* dst, const CUtensorMap* map, i
       : "memory");
 }
 
+// One box of shared memory into a 2-D tensor map at (column, row), as a bulk asynchronous group of this thread:
+// the copy engine writes only the part of the box inside the tensor (rows and columns past its edges are dropped).
+// The threads that wrote the box must each have run fence_proxy_async_shared, and met this one at a barrier, first.
+__device__ __forceinline__ void tma_store_2d(const CUtensorMap* map, const void* src, int col, int row) {
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];\n" ::"l"(
+                   reinterpret_cast<uint64_t>(map)),
+               "r"(smem_address(src)), "r"(col), "r"(row)
+               : "memory");
+}
+
+// Closes the bulk group of the TMA stores this thread issued since the last commit.
+__device__ __forceinline__ void tma_store_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+
+// Waits until at most kPending of this thread's committed store groups still read their shared memory: the boxes
+// of the others may be written again (their writes to global memory may still be in flight).
+template <int kPending>
+__device__ __forceinline__ void tma_store_wait_read() {
+  asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(kPending) : "memory");
+}
+
+// Waits until at most kPending of this thread's committed store groups are unfinished, their writes done.
+template <int kPending>
+__device__ __forceinline__ void tma_store_wait() {
+  asm volatile("cp.async.bulk.wait_group %0;\n" ::"n"(kPending) : "memory");
+}
+
+// Makes this thread's earlier writes to shared memory visible to the copy engine (the async proxy): before a TMA
+// store reads what ordinary stores wrote.
+__device__ __forceinline__ void fence_proxy_async_shared() {
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+
+// Named barrier `id` (1-15; 0 is __syncthreads') for `threads` threads, a multiple of 32: one warpgroup's threads
+// meet without stopping the others.
+__device__ __forceinline__ void named_barrier_sync(int id, int threads) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
 // ---- wgmma (sm_90a): the warpgroup tensor-core path, operands read from shared memory. ---------------------------
 // A wgmma shared-memory matrix descriptor for a 128-byte-swizzled tile ("matrix descriptor"): start address,
 // leading and stride byte offsets (all in 16-byte units), swizzle mode 1 = 128 B in bits 62-63. Tiles start on

@@ -88,9 +88,10 @@ OP = Op(
     + 4 * (shape[0] + shape[1]),
     flops=lambda shape: 2 * shape[0] * shape[1] * shape[2],
     # Single elements; sizes below and just past a tile, none a multiple of 16 (torch:eager pads them); a K tail; one
-    # row with a long K; 1000³ (a multiple of 8, not of 128).
+    # row with a long K; 1000³ (a multiple of 8, not of 128); more tiles than an H100 has SMs, the last row and column
+    # of tiles partial, on TMA's paths (K a multiple of 16, N of 8: cuda:tmastore's stores clipped at both edges).
     check_shapes=[(1, 1, 1), (17, 33, 9), (127, 129, 65), (256, 256, 256), (200, 264, 520), (1, 520, 4096),
-                  (1000, 1000, 1000)],
+                  (1000, 1000, 1000), (1800, 1304, 144)],
     bench_shapes=[(2048, 2048, 2048), (4096, 4096, 4096), (8192, 8192, 8192), (16384, 4096, 4096),
                   (4096, 14336, 4096)],
     quick_bench_shapes=[(2048, 2048, 2048), (4096, 4096, 4096)],
@@ -100,6 +101,6 @@ OP = Op(
     tolerances=tolerances,
     output_dtypes=lambda dtype: torch.bfloat16,
     # wgmma, setmaxnreg and the sm_90a build exist on Hopper only; elsewhere the row is reported as skipped.
-    requires_capability={"cuda:wgmma": (9, 0), "cuda:persistent": (9, 0)},
+    requires_capability={"cuda:wgmma": (9, 0), "cuda:persistent": (9, 0), "cuda:tmastore": (9, 0)},
     roofline="compute",
 )

@@ -79,3 +79,25 @@ def test_a_single_row_view_with_odd_strides_takes_the_pointer_path():
     view = layouts.transposed(a)
     assert view.is_contiguous() and view.stride(0) == 1
     assert triton_fp8.uses_tma(a, b) and not triton_fp8.uses_tma(view, b)
+
+
+
+@pytest.mark.gpu
+def test_the_tma_store_step_takes_v4s_kernel_where_c_rows_do_not_suit_tma():
+    """cuda:tmastore (v5) writes C through a tensor map, which needs C's row pitch a multiple of 16 bytes (N a
+    multiple of 8); at other N it hands the call to v4 (its own kernel on the inputs it is for:
+    tests/test_own_kernels.py), and the answer is right."""
+    from compare import timing
+
+    if torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("cuda:tmastore is built for compute capability 9.0 only")
+    fn = next(i for i in discover.implementations(OP) if i.name == "cuda:tmastore").load()
+    device = torch.device("cuda")
+    shape = (256, 260, 256)
+    args = fp8_matmul.make_inputs(shape, torch.float8_e4m3fn, device, torch.Generator(device=device).manual_seed(2))
+    out = fn(*args)
+    names = [a["name"] for a in timing.gpu_activities(lambda: fn(*args))]
+    assert any("fp8_matmul_persistent_kernel" in name for name in names), f"{shape} launched {names}"
+    ok, message, _ = check.compare(out, fp8_matmul.reference(*[t.double() for t in args]),
+                                   OP.tolerance(torch.float8_e4m3fn, shape), torch.bfloat16)
+    assert ok, message
