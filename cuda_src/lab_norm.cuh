@@ -365,6 +365,38 @@ __device__ __forceinline__ void cluster_done() {
 #endif
 }
 
+// The rows of a cluster of `blocks` blocks (1-D clusters: consecutive blocks), each row across all of them: thread
+// rank and row size in threads (RowWords' rank and size), and the rows of this block's cluster, first and step.
+struct ClusterSlots {
+  int blocks;
+  __device__ int rank() const { return static_cast<int>(blockIdx.x % blocks) * blockDim.x + threadIdx.x; }
+  __device__ int size() const { return blocks * static_cast<int>(blockDim.x); }
+  __device__ int64_t first() const { return blockIdx.x / blocks; }
+  __device__ int64_t step() const { return gridDim.x / blocks; }
+};
+
+// v5's forward rows: the rows of this block's cluster, each loaded once into kPacks packets a thread and handed to
+// forward(r, row, rank, size, total), `total` adding a value over the cluster's threads (cluster_row_sum, its slot
+// alternating with each sum). Every thread of the cluster runs every row.
+template <typename T, int kPacks, int kMaxThreads, typename Forward>
+__device__ __forceinline__ void cluster_forward_rows(const T* __restrict__ x, int64_t rows, int cols, bool vec,
+                                                     int blocks_per_cluster, Forward forward) {
+  const ClusterSlots slots{blocks_per_cluster};
+  const int rank = slots.rank(), size = slots.size();
+  int parity = 0;
+  const auto total = [&parity](float v) {
+    const float s = cluster_row_sum<kMaxThreads>(v, parity);
+    parity ^= 1;
+    return s;
+  };
+  for (int64_t row = slots.first(); row < rows; row += slots.step()) {  // the same rows for the whole cluster
+    RowWords<T, kPacks> r;
+    r.load(x + row * cols, rank, size, cols, vec);
+    forward(r, row, rank, size, total);
+  }
+  cluster_done();
+}
+
 // Clusters run on compute capability 9.0 and later.
 inline bool has_clusters() { return device_attribute(cudaDevAttrComputeCapabilityMajor) >= 9; }
 
@@ -426,6 +458,20 @@ cudaError_t launch_in_clusters(Kernel kernel, const Call& c, int threads, int bl
       err != cudaSuccess)
     return err;
   return sum_partials(c.workspace, clusters, c.cols, c.grads(), c.stream);
+}
+
+// v5's forward launch: one wave of resident clusters of `blocks` blocks of `threads` threads of `kernel` (whose last
+// parameter, after `args`, is the blocks per cluster), every cluster taking rows first, first + step, ...
+// (ClusterSlots); `fallback` (the step before) where no cluster of that size fits.
+template <typename Kernel, typename Fallback, typename... Args>
+cudaError_t launch_forward_in_clusters(Kernel kernel, int64_t rows, int threads, int blocks, cudaStream_t stream,
+                                       Fallback fallback, Args... args) {
+  const int64_t clusters = resident_clusters(kernel, threads, blocks, rows);
+  if (clusters == 0) return fallback();
+  cudaLaunchAttribute attribute;
+  const cudaLaunchConfig_t config =
+      cluster_config(static_cast<unsigned int>(clusters * blocks), threads, blocks, stream, &attribute);
+  return cudaLaunchKernelEx(&config, kernel, args..., blocks);
 }
 
 // v5's shape for a row of `packets`: `blocks` per cluster (cluster_blocks) of `threads` threads, each holding the

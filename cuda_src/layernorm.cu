@@ -17,17 +17,18 @@
 //               registers (a thread holds the same columns in every row), the grid one wave of resident blocks
 //   v4 block    + longer rows: a row spread over up to 1024 threads (forward, 8192 packets: 32768 fp32, 65536
 //               fp16/bf16) or 512 (backward, 2048 packets), reductions across warps through shared memory
-//   v5 cluster  + backward rows of up to 65536 elements on Hopper: a row spread over a cluster of up to 8 blocks,
-//               its sums added across them through distributed shared memory (the forward is v4's)
+//   v5 cluster  + rows longer than a block holds on Hopper: a row spread over a cluster of up to 8 blocks, its sums
+//               added across them through distributed shared memory (backward rows of up to 65536 elements;
+//               forward rows past v4's, up to 8 times as long)
 //   v6 occupancy  + v4's backward rows of up to 4096 elements with fewer packets a thread (one in fp16/bf16, two
 //               in fp32), so that it fits in 64 registers and two blocks share a multiprocessor: one block's loads
-//               in flight while the other reduces (the forward is v4's)
+//               in flight while the other reduces (the forward is v5's)
 //   v7 prefetch  + v5's cluster rows with the next row's packets loaded while this row's sums cross the cluster
-//               and its dx is written: loads in flight across the cluster barrier (the forward is v4's)
+//               and its dx is written: loads in flight across the cluster barrier (the forward is v5's)
 //
 // The forward saves mean and rstd (fp32, M each) for the backward. Each step adds a path for the rows it is good at
 // and hands every other shape to the step before (its launcher's first line), so every row runs every shape: rows
-// longer than v4 holds go down to v1, whose strided loops take any N.
+// longer than v4 holds (v5 off Hopper, or past a cluster) go down to v1, whose strided loops take any N.
 #include "lab.h"
 
 constexpr float kLayerNormEps = 1e-5f;  // the spec's (specs/layernorm.py)
@@ -41,6 +42,8 @@ cudaError_t launch_layernorm_vec(lab::DType dtype, const void* x, const void* w,
                                  float* rstd, int64_t rows, int64_t cols, cudaStream_t stream);
 cudaError_t launch_layernorm_block(lab::DType dtype, const void* x, const void* w, const void* b, void* y, float* mean,
                                    float* rstd, int64_t rows, int64_t cols, cudaStream_t stream);
+cudaError_t launch_layernorm_cluster(lab::DType dtype, const void* x, const void* w, const void* b, void* y,
+                                     float* mean, float* rstd, int64_t rows, int64_t cols, cudaStream_t stream);
 // One backward launcher per step: dx, dw and db. The fp32 sums over rows go through `workspace`, whose size the
 // step's path decides: called with workspace == nullptr a launcher launches nothing and sets *workspace_floats to
 // the floats it needs; called again with that many floats at `workspace`, it runs. Every float it reads there it
@@ -382,43 +385,55 @@ constexpr int kVecMaxPacks = 8;
 constexpr int64_t kVecWarpPackets = 32 * kVecMaxPacks;                              // v3 forward
 constexpr int64_t kBlockMaxPackets = int64_t{kVecMaxThreads} * kVecMaxPacks;        // v4 forward
 
+// One row's forward, its packets held in r (packets rank, rank + size, ... of the row): mean and rstd from two sums
+// over the row, `total` adding a value over every thread that holds part of it (v3/v4: the block's threads of the
+// row, lab::row_sum; v5: the cluster's, lab::cluster_row_sum), then y, and mean and rstd by the thread of rank 0.
+// Every thread of the row calls it, an `active` one with a row (an inactive slot holds zeros and adds nothing).
+template <typename T, int kPacks, typename Total>
+__device__ __forceinline__ void forward_row(lab::RowWords<T, kPacks>& r, const T* __restrict__ w,
+                                            const T* __restrict__ b, T* __restrict__ y, float* __restrict__ mean,
+                                            float* __restrict__ rstd, int64_t row, int rank, int size, int cols,
+                                            bool vec, float eps, bool active, Total total) {
+  constexpr int kVec = lab::Packet<T>::kSize;
+  const float mu = total(r.sum()) / static_cast<float>(cols);
+  r.rewiden();
+  const float sq = r.sum(rank, size, cols, vec, [mu](float v) {
+    const float d = v - mu;
+    return d * d;
+  });
+  const float rs = rsqrtf(total(sq) / static_cast<float>(cols) + eps);
+  if (!active) return;  // after the row's last reduction: the barriers are behind it
+  r.rewiden();
+  T* yr = y + row * cols;
+#pragma unroll
+  for (int i = 0; i < kPacks; ++i) {
+    const int packet = rank + i * size;
+    const uint4 wp = lab::load_words(w, packet, cols, vec), bp = lab::load_words(b, packet, cols, vec);
+    float v[kVec];
+#pragma unroll
+    for (int k = 0; k < kVec; ++k)
+      v[k] = (r(i, k) - mu) * rs * lab::word_element<T>(wp, k) + lab::word_element<T>(bp, k);
+    lab::store_words(yr, packet, cols, vec, v);
+  }
+  if (rank == 0) {
+    mean[row] = mu;
+    rstd[row] = rs;
+  }
+}
+
 template <typename T, int kPacks>
 __global__ void __launch_bounds__(kVecMaxThreads) layernorm_vec_kernel(
     const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ b, T* __restrict__ y,
     float* __restrict__ mean, float* __restrict__ rstd, int64_t rows, int cols, bool vec, float eps) {
-  constexpr int kVec = lab::Packet<T>::kSize;
   using Rows = lab::RowSlots;
   const int rank = Rows::rank(), size = Rows::size();
   for (int64_t base = Rows::first(); base < rows; base += Rows::step()) {
     const int64_t row = base + threadIdx.y;
     const bool active = row < rows;
-    const int64_t offset = active ? row * cols : 0;
     lab::RowWords<T, kPacks> r;
-    r.load(x + offset, rank, size, active ? cols : 0, vec);
-    const float mu = lab::row_sum<kVecMaxThreads>(r.sum()) / static_cast<float>(cols);
-    r.rewiden();
-    const float sq = r.sum(rank, size, cols, vec, [mu](float v) {
-      const float d = v - mu;
-      return d * d;
-    });
-    const float rs = rsqrtf(lab::row_sum<kVecMaxThreads>(sq) / static_cast<float>(cols) + eps);
-    if (!active) continue;  // after the row's last reduction: the block's barriers are behind it
-    r.rewiden();
-    T* yr = y + offset;
-#pragma unroll
-    for (int i = 0; i < kPacks; ++i) {
-      const int packet = rank + i * size;
-      const uint4 wp = lab::load_words(w, packet, cols, vec), bp = lab::load_words(b, packet, cols, vec);
-      float v[kVec];
-#pragma unroll
-      for (int k = 0; k < kVec; ++k)
-        v[k] = (r(i, k) - mu) * rs * lab::word_element<T>(wp, k) + lab::word_element<T>(bp, k);
-      lab::store_words(yr, packet, cols, vec, v);
-    }
-    if (rank == 0) {
-      mean[row] = mu;
-      rstd[row] = rs;
-    }
+    r.load(x + (active ? row * cols : 0), rank, size, active ? cols : 0, vec);
+    forward_row(r, w, b, y, mean, rstd, row, rank, size, cols, vec, eps, active,
+                [](float v) { return lab::row_sum<kVecMaxThreads>(v); });
   }
 }
 
@@ -564,7 +579,7 @@ cudaError_t run_block_backward(const BackwardCall<T>& c) {
 // row's two sums cross the blocks through distributed shared memory, one cluster barrier per row, and the row is
 // read once. Each cluster takes rows cluster, cluster + clusters, ...; each of its threads keeps the same columns'
 // dweight and dbias sums in registers across those rows, and the cluster writes one partial row per gradient, each
-// block its own columns of it. The grid is one wave of resident clusters. The forward is v4's.
+// block its own columns of it. The grid is one wave of resident clusters. The forward's rows: below, with run_cluster.
 // Packets per thread: up to 4 in fp32, as v4; in fp16/bf16, 2 (at 4 the cluster's extra state spilled registers),
 // so clusters of 8 blocks hold rows of up to 65536 elements in every dtype.
 template <typename T>
@@ -669,6 +684,36 @@ cudaError_t run_cluster_backward(const BackwardCall<T>& c) {
   if (packets <= kBlockMaxBackwardPackets || packets > kClusterMaxBackwardPackets<T> || !lab::has_clusters())
     return run_block_backward(c);
   return launch_cluster_rows<T, false>(c, [&] { return run_block_backward(c); });
+}
+
+// v5's forward: rows longer than v4 holds (8192 packets: 32768 fp32, 65536 fp16/bf16), which went down to v1 (three
+// reads of the row, strided), spread over a cluster of C blocks of 1024 threads as v4 holds a row in one: the row's
+// two sums (mean, then the centered squares) cross the blocks through distributed shared memory, and the row is
+// read once. The grid is one wave of resident clusters, each taking rows cluster, cluster + clusters, ... ptxas: no
+// spill but at 8 packets a thread in fp16 (8 bytes; fp16 rows past 65536 elements).
+constexpr int64_t kClusterMaxForwardPackets = kBlockMaxPackets * lab::kClusterMaxBlocks;
+
+template <typename T, int kPacks>
+__global__ void __launch_bounds__(kVecMaxThreads) layernorm_cluster_forward_kernel(
+    const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ b, T* __restrict__ y,
+    float* __restrict__ mean, float* __restrict__ rstd, int64_t rows, int cols, bool vec, float eps,
+    int blocks_per_cluster) {
+  lab::cluster_forward_rows<T, kPacks, kVecMaxThreads>(
+      x, rows, cols, vec, blocks_per_cluster, [&](auto& r, int64_t row, int rank, int size, const auto& total) {
+        forward_row(r, w, b, y, mean, rstd, row, rank, size, cols, vec, eps, true, total);
+      });
+}
+
+template <typename T>
+cudaError_t run_cluster(const ForwardCall<T>& c) {
+  const int64_t packets = c.packets();
+  if (packets <= kBlockMaxPackets || packets > kClusterMaxForwardPackets || !lab::has_clusters()) return run_block(c);
+  return lab::with_cluster_shape<kVecMaxPacks>(packets, kVecMaxThreads, [&](auto packs, int blocks) {
+    return lab::launch_forward_in_clusters(
+        layernorm_cluster_forward_kernel<T, decltype(packs)::value>, c.rows, kVecMaxThreads, blocks, c.stream,
+        [&] { return run_block(c); }, c.x, c.w, c.b, c.y, c.mean, c.rstd, c.rows, static_cast<int>(c.cols), c.vec,
+        kLayerNormEps);
+  });
 }
 
 // ---- v6 occupancy: v4's backward with two blocks to a multiprocessor. -------------------------------------------
@@ -786,6 +831,12 @@ cudaError_t launch_layernorm_block_backward(lab::DType dtype, const void* dy, co
                                             cudaStream_t stream) {
   return dispatch_backward(dtype, dy, x, w, mean, rstd, dx, dw, db, workspace, workspace_floats, rows, cols, stream,
                            [](const auto& c) { return run_block_backward(c); });
+}
+
+cudaError_t launch_layernorm_cluster(lab::DType dtype, const void* x, const void* w, const void* b, void* y,
+                                     float* mean, float* rstd, int64_t rows, int64_t cols, cudaStream_t stream) {
+  return dispatch_forward(dtype, x, w, b, y, mean, rstd, rows, cols, stream,
+                          [](const auto& c) { return run_cluster(c); });
 }
 
 cudaError_t launch_layernorm_cluster_backward(lab::DType dtype, const void* dy, const void* x, const void* w,
@@ -930,10 +981,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> layernorm_block_backward(const at
   return layernorm_backward(dy, x, w, b, mean, rstd, "block_backward", launch_layernorm_block_backward);
 }
 
-// v5's forward is v4's: only its backward adds a path.
 std::tuple<at::Tensor, at::Tensor, at::Tensor> layernorm_cluster(const at::Tensor& x, const at::Tensor& w,
                                                                 const at::Tensor& b) {
-  return layernorm_forward(x, w, b, "cluster", launch_layernorm_block);
+  return layernorm_forward(x, w, b, "cluster", launch_layernorm_cluster);
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> layernorm_cluster_backward(
@@ -942,10 +992,10 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> layernorm_cluster_backward(
   return layernorm_backward(dy, x, w, b, mean, rstd, "cluster_backward", launch_layernorm_cluster_backward);
 }
 
-// v6's forward is v4's: only its backward adds a path.
+// v6's forward is v5's: only its backward adds a path.
 std::tuple<at::Tensor, at::Tensor, at::Tensor> layernorm_occupancy(const at::Tensor& x, const at::Tensor& w,
                                                                   const at::Tensor& b) {
-  return layernorm_forward(x, w, b, "occupancy", launch_layernorm_block);
+  return layernorm_forward(x, w, b, "occupancy", launch_layernorm_cluster);
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> layernorm_occupancy_backward(
@@ -954,10 +1004,10 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> layernorm_occupancy_backward(
   return layernorm_backward(dy, x, w, b, mean, rstd, "occupancy_backward", launch_layernorm_occupancy_backward);
 }
 
-// v7's forward is v4's: only its backward adds a path.
+// v7's forward is v5's: only its backward adds a path.
 std::tuple<at::Tensor, at::Tensor, at::Tensor> layernorm_prefetch(const at::Tensor& x, const at::Tensor& w,
                                                                  const at::Tensor& b) {
-  return layernorm_forward(x, w, b, "prefetch", launch_layernorm_block);
+  return layernorm_forward(x, w, b, "prefetch", launch_layernorm_cluster);
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> layernorm_prefetch_backward(

@@ -16,17 +16,18 @@
 //               thread holds the same columns in every row), the grid one wave of resident blocks
 //   v4 block    + longer rows: a row spread over up to 1024 threads (forward, 8192 packets: 32768 fp32, 65536
 //               fp16/bf16) or 512 (backward, 2048 packets), reductions across warps through shared memory
-//   v5 cluster  + backward rows of up to 65536 elements on Hopper: a row spread over a cluster of up to 8 blocks,
-//               its sum added across them through distributed shared memory (the forward is v4's)
+//   v5 cluster  + rows longer than a block holds on Hopper: a row spread over a cluster of up to 8 blocks, its sum
+//               added across them through distributed shared memory (backward rows of up to 65536 elements;
+//               forward rows past v4's, up to 8 times as long)
 //   v6 occupancy  + v4's backward rows of up to 1024 packets (8192 fp16/bf16, 4096 fp32) with at most two
 //               packets a thread, so that it fits in 64 registers and two blocks share a multiprocessor: one block's
-//               loads in flight while the other reduces (the forward is v4's)
+//               loads in flight while the other reduces (the forward is v5's)
 //   v7 prefetch  + v5's cluster rows with the next row's packets loaded while this row's sum crosses the cluster
-//               and its dx is written: loads in flight across the cluster barrier (the forward is v4's)
+//               and its dx is written: loads in flight across the cluster barrier (the forward is v5's)
 //
 // The forward saves rstd (fp32, M) for the backward. Each step adds a path for the rows it is good at and hands
 // every other shape to the step before (its launcher's first line), so every row runs every shape: rows longer than
-// v4 holds go down to v1, whose strided loops take any N. What each step changes is said at length in
+// v4 holds (v5 off Hopper, or past a cluster) go down to v1, whose strided loops take any N. What each step changes is said at length in
 // cuda_src/layernorm.cu, whose ladder this one follows step for step.
 #include "lab.h"
 
@@ -41,6 +42,8 @@ cudaError_t launch_rmsnorm_vec(lab::DType dtype, const void* x, const void* w, v
                                int64_t cols, cudaStream_t stream);
 cudaError_t launch_rmsnorm_block(lab::DType dtype, const void* x, const void* w, void* y, float* rstd, int64_t rows,
                                  int64_t cols, cudaStream_t stream);
+cudaError_t launch_rmsnorm_cluster(lab::DType dtype, const void* x, const void* w, void* y, float* rstd, int64_t rows,
+                                   int64_t cols, cudaStream_t stream);
 // One backward launcher per step: dx and dw. The fp32 sums over rows go through `workspace`, whose size the step's
 // path decides: called with workspace == nullptr a launcher launches nothing and sets *workspace_floats to the
 // floats it needs; called again with that many floats at `workspace`, it runs. Every float it reads there it has
@@ -330,35 +333,45 @@ constexpr int kVecBackwardMaxPacks = 4;
 constexpr int64_t kVecWarpBackwardPackets = 32 * kVecBackwardMaxPacks;                          // v3 backward
 constexpr int64_t kBlockMaxBackwardPackets = int64_t{kVecBackwardThreads} * kVecBackwardMaxPacks;  // v4 backward
 
+// One row's forward, its packets held in r: rstd from the sum of squares over the row, `total` adding a value over
+// every thread that holds part of it (v3/v4: the block's threads of the row; v5: the cluster's), then y, and rstd by
+// the thread of rank 0 (layernorm.cu's forward_row, with one sum).
+template <typename T, int kPacks, typename Total>
+__device__ __forceinline__ void forward_row(lab::RowWords<T, kPacks>& r, const T* __restrict__ w, T* __restrict__ y,
+                                            float* __restrict__ rstd, int64_t row, int rank, int size, int cols,
+                                            bool vec, float eps, bool active, Total total) {
+  constexpr int kVec = lab::Packet<T>::kSize;
+  const float sq = r.sum(rank, size, cols, vec, [](float v) { return v * v; });
+  const float rs = rsqrtf(total(sq) / static_cast<float>(cols) + eps);
+  if (!active) return;  // after the row's reduction: the barriers are behind it
+  r.rewiden();
+  T* yr = y + row * cols;
+#pragma unroll
+  for (int i = 0; i < kPacks; ++i) {
+    const int packet = rank + i * size;
+    const uint4 wp = lab::load_words(w, packet, cols, vec);
+    float v[kVec];
+#pragma unroll
+    for (int k = 0; k < kVec; ++k) v[k] = r(i, k) * rs * lab::word_element<T>(wp, k);
+    lab::store_words(yr, packet, cols, vec, v);
+  }
+  if (rank == 0) rstd[row] = rs;
+}
+
 template <typename T, int kPacks>
 __global__ void __launch_bounds__(kVecMaxThreads) rmsnorm_vec_kernel(const T* __restrict__ x,
                                                                      const T* __restrict__ w, T* __restrict__ y,
                                                                      float* __restrict__ rstd, int64_t rows, int cols,
                                                                      bool vec, float eps) {
-  constexpr int kVec = lab::Packet<T>::kSize;
   using Rows = lab::RowSlots;
   const int rank = Rows::rank(), size = Rows::size();
   for (int64_t base = Rows::first(); base < rows; base += Rows::step()) {
     const int64_t row = base + threadIdx.y;
     const bool active = row < rows;
-    const int64_t offset = active ? row * cols : 0;
     lab::RowWords<T, kPacks> r;
-    r.load(x + offset, rank, size, active ? cols : 0, vec);
-    const float sq = r.sum(rank, size, cols, vec, [](float v) { return v * v; });
-    const float rs = rsqrtf(lab::row_sum<kVecMaxThreads>(sq) / static_cast<float>(cols) + eps);
-    if (!active) continue;  // after the row's reduction: the block's barriers are behind it
-    r.rewiden();
-    T* yr = y + offset;
-#pragma unroll
-    for (int i = 0; i < kPacks; ++i) {
-      const int packet = rank + i * size;
-      const uint4 wp = lab::load_words(w, packet, cols, vec);
-      float v[kVec];
-#pragma unroll
-      for (int k = 0; k < kVec; ++k) v[k] = r(i, k) * rs * lab::word_element<T>(wp, k);
-      lab::store_words(yr, packet, cols, vec, v);
-    }
-    if (rank == 0) rstd[row] = rs;
+    r.load(x + (active ? row * cols : 0), rank, size, active ? cols : 0, vec);
+    forward_row(r, w, y, rstd, row, rank, size, cols, vec, eps, active,
+                [](float v) { return lab::row_sum<kVecMaxThreads>(v); });
   }
 }
 
@@ -606,6 +619,36 @@ cudaError_t launch_rmsnorm_cluster_backward(lab::DType dtype, const void* dy, co
                            [](const auto& c) { return run_cluster_backward(c); });
 }
 
+// v5's forward: rows longer than v4 holds, spread over a cluster as v4 holds a row in one block, the row's sum of
+// squares across the blocks through distributed shared memory, the row read once (layernorm.cu's v5 forward).
+constexpr int64_t kClusterMaxForwardPackets = kBlockMaxPackets * lab::kClusterMaxBlocks;
+
+template <typename T, int kPacks>
+__global__ void __launch_bounds__(kVecMaxThreads) rmsnorm_cluster_forward_kernel(
+    const T* __restrict__ x, const T* __restrict__ w, T* __restrict__ y, float* __restrict__ rstd, int64_t rows,
+    int cols, bool vec, float eps, int blocks_per_cluster) {
+  lab::cluster_forward_rows<T, kPacks, kVecMaxThreads>(
+      x, rows, cols, vec, blocks_per_cluster, [&](auto& r, int64_t row, int rank, int size, const auto& total) {
+        forward_row(r, w, y, rstd, row, rank, size, cols, vec, eps, true, total);
+      });
+}
+
+template <typename T>
+cudaError_t run_cluster(const ForwardCall<T>& c) {
+  const int64_t packets = c.packets();
+  if (packets <= kBlockMaxPackets || packets > kClusterMaxForwardPackets || !lab::has_clusters()) return run_block(c);
+  return lab::with_cluster_shape<kVecMaxPacks>(packets, kVecMaxThreads, [&](auto packs, int blocks) {
+    return lab::launch_forward_in_clusters(rmsnorm_cluster_forward_kernel<T, decltype(packs)::value>, c.rows,
+                                           kVecMaxThreads, blocks, c.stream, [&] { return run_block(c); }, c.x, c.w,
+                                           c.y, c.rstd, c.rows, static_cast<int>(c.cols), c.vec, kRmsNormEps);
+  });
+}
+
+cudaError_t launch_rmsnorm_cluster(lab::DType dtype, const void* x, const void* w, void* y, float* rstd, int64_t rows,
+                                   int64_t cols, cudaStream_t stream) {
+  return dispatch_forward(dtype, x, w, y, rstd, rows, cols, stream, [](const auto& c) { return run_cluster(c); });
+}
+
 // ---- v6 occupancy: v4's backward with two blocks to a multiprocessor (cuda_src/layernorm.cu's v6). -------------
 // With one gradient summed across rows instead of two, two packets a thread fit 64 registers in every dtype
 // (ptxas), so v6 holds rows of up to 1024 packets: 8192 elements in fp16/bf16, 4096 in fp32.
@@ -789,9 +832,8 @@ std::tuple<at::Tensor, at::Tensor> rmsnorm_block_backward(const at::Tensor& dy, 
   return rmsnorm_backward(dy, x, w, rstd, "block_backward", launch_rmsnorm_block_backward);
 }
 
-// v5's forward is v4's: only its backward adds a path.
 std::tuple<at::Tensor, at::Tensor> rmsnorm_cluster(const at::Tensor& x, const at::Tensor& w) {
-  return rmsnorm_forward(x, w, "cluster", launch_rmsnorm_block);
+  return rmsnorm_forward(x, w, "cluster", launch_rmsnorm_cluster);
 }
 
 std::tuple<at::Tensor, at::Tensor> rmsnorm_cluster_backward(const at::Tensor& dy, const at::Tensor& x,
@@ -799,9 +841,9 @@ std::tuple<at::Tensor, at::Tensor> rmsnorm_cluster_backward(const at::Tensor& dy
   return rmsnorm_backward(dy, x, w, rstd, "cluster_backward", launch_rmsnorm_cluster_backward);
 }
 
-// v6's forward is v4's: only its backward adds a path.
+// v6's forward is v5's: only its backward adds a path.
 std::tuple<at::Tensor, at::Tensor> rmsnorm_occupancy(const at::Tensor& x, const at::Tensor& w) {
-  return rmsnorm_forward(x, w, "occupancy", launch_rmsnorm_block);
+  return rmsnorm_forward(x, w, "occupancy", launch_rmsnorm_cluster);
 }
 
 std::tuple<at::Tensor, at::Tensor> rmsnorm_occupancy_backward(const at::Tensor& dy, const at::Tensor& x,
@@ -809,9 +851,9 @@ std::tuple<at::Tensor, at::Tensor> rmsnorm_occupancy_backward(const at::Tensor& 
   return rmsnorm_backward(dy, x, w, rstd, "occupancy_backward", launch_rmsnorm_occupancy_backward);
 }
 
-// v7's forward is v4's: only its backward adds a path.
+// v7's forward is v5's: only its backward adds a path.
 std::tuple<at::Tensor, at::Tensor> rmsnorm_prefetch(const at::Tensor& x, const at::Tensor& w) {
-  return rmsnorm_forward(x, w, "prefetch", launch_rmsnorm_block);
+  return rmsnorm_forward(x, w, "prefetch", launch_rmsnorm_cluster);
 }
 
 std::tuple<at::Tensor, at::Tensor> rmsnorm_prefetch_backward(const at::Tensor& dy, const at::Tensor& x,

@@ -15,9 +15,9 @@ DTYPES = (torch.float32, torch.float16, torch.bfloat16)
 # Check shapes: N = 1 (one row: the forward's output is finite, not constant), odd N (scalar tails of vector paths),
 # rows of one warp's and one block's worth and just past them, rows longer than one block holds in registers, few
 # rows (a weight gradient of 1 to 7 partial sums) and many (thousands of partial sums to reduce); an odd N that a
-# cluster of blocks holds (20001: CUDA's v5 backward, element by element).
+# cluster of blocks holds (20001: CUDA's v5 backward, element by element; 40001: its fp32 forward likewise).
 CHECK_SHAPES = [(1, 1), (7, 3), (5, 127), (33, 1000), (64, 1025), (300, 4097), (3, 40000), (8, 70000), (2048, 96),
-                (5, 20001)]
+                (5, 20001), (2, 40001)]
 BENCH_SHAPES = [(4096, 1024), (4096, 2048), (4096, 4096), (4096, 8192), (4096, 16384), (1024, 32768), (256, 65536)]
 QUICK_BENCH_SHAPES = [(4096, 4096), (256, 65536)]
 INTERPRET_SHAPES = [(1, 1), (7, 3), (5, 127), (4, 300), (33, 64)]

@@ -267,6 +267,27 @@ def test_a_long_row_step_launches_its_own_kernels_on_long_rows(op_name, impl_nam
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("norm", ["layernorm", "rmsnorm"])
+@pytest.mark.parametrize("impl_name", ["cuda:cluster", "cuda:prefetch"])
+@pytest.mark.parametrize("dtype,shape", [(torch.float32, (64, 65536)), (torch.bfloat16, (8, 70000)),
+                                         (torch.float32, (2, 40001))])
+def test_the_cluster_step_takes_forward_rows_longer_than_a_block_holds(norm, impl_name, dtype, shape):
+    """Forward rows past v4's 8192 packets (32768 fp32, 65536 fp16/bf16) went down to v1; from v5 on they take a
+    cluster (v6 and v7 take v5's forward)."""
+    from compare import timing
+
+    if torch.cuda.get_device_capability()[0] < 9:
+        pytest.skip("thread-block clusters need compute capability 9.0")
+    op = discover.load_op(norm)
+    fn = next(i for i in discover.implementations(op) if i.name == impl_name).load()
+    device = torch.device("cuda")
+    inputs = op.make_inputs(shape, dtype, device, torch.Generator(device=device).manual_seed(0))
+    fn(*inputs)
+    names = [a["name"] for a in timing.gpu_activities(lambda: fn(*inputs))]
+    assert any(f"{norm}_cluster_forward_kernel" in name for name in names), f"{shape} {dtype} launched {names}"
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("norm", ["layernorm", "rmsnorm"])
 @pytest.mark.parametrize("dtype,shape", [(torch.bfloat16, (64, 4096)), (torch.float32, (64, 2000)),
                                          (torch.float16, (8, 1030))])
 def test_the_occupancy_step_launches_its_own_kernel_on_the_rows_it_is_for(norm, dtype, shape):
