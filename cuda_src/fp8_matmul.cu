@@ -285,13 +285,14 @@ __device__ __forceinline__ void ring_setup(unsigned char*& a_tiles, unsigned cha
 }
 #endif  // LAB_SM90A
 
-// The epilogue of v3 and v4: one warp's 16 rows of a consumer's 64×128 accumulator (layout: lab_hopper.cuh), its
-// lane holding rows `row` and row + 8, and registers 4j..4j+3 the columns bn + 8j + 2·(lane%4) + {0, 1} of both;
-// scaled by scale_a[row]·scale_b[col], rounded to bf16 and stored. Scales of rows and columns past M and N are not
-// read (their outputs are not stored).
-__device__ __forceinline__ void store_scaled(__nv_bfloat16* c, const float (&acc)[64], int row, int bn,
-                                             const float* scale_a, int64_t scale_a_stride, const float* scale_b,
-                                             int64_t scale_b_stride, int m, int n, int lane) {
+// The epilogue's arithmetic, v3's to v5's: one warp's 16 rows of a consumer's 64×128 accumulator (layout:
+// lab_hopper.cuh), its lane holding rows `row` and row + 8, and registers 4j..4j+3 the columns
+// bn + 8j + 2·(lane%4) + {0, 1} of both; each value scaled by scale_a[row]·scale_b[col] and handed on as
+// emit(j, col, top0, top1, bottom0, bottom1). Scales of rows and columns past M and N are not read (0 instead).
+template <typename Emit>
+__device__ __forceinline__ void scaled_pairs(const float (&acc)[64], int row, int bn, const float* scale_a,
+                                             int64_t scale_a_stride, const float* scale_b, int64_t scale_b_stride,
+                                             int m, int n, int lane, Emit emit) {
   const float sa_top = row < m ? scale_a[row * scale_a_stride] : 0.0f;
   const float sa_bottom = row + 8 < m ? scale_a[(row + 8) * scale_a_stride] : 0.0f;
 #pragma unroll
@@ -299,9 +300,20 @@ __device__ __forceinline__ void store_scaled(__nv_bfloat16* c, const float (&acc
     const int col = bn + j * 8 + (lane % 4) * 2;
     const float sb0 = col < n ? scale_b[col * scale_b_stride] : 0.0f;
     const float sb1 = col + 1 < n ? scale_b[(col + 1) * scale_b_stride] : 0.0f;
-    lab::store_pair(c, row, col, m, n, acc[4 * j] * sa_top * sb0, acc[4 * j + 1] * sa_top * sb1);
-    lab::store_pair(c, row + 8, col, m, n, acc[4 * j + 2] * sa_bottom * sb0, acc[4 * j + 3] * sa_bottom * sb1);
+    emit(j, col, acc[4 * j] * sa_top * sb0, acc[4 * j + 1] * sa_top * sb1, acc[4 * j + 2] * sa_bottom * sb0,
+         acc[4 * j + 3] * sa_bottom * sb1);
   }
+}
+
+// The epilogue of v3 and v4: the scaled pairs rounded to bf16 and stored (outputs past M and N are not).
+__device__ __forceinline__ void store_scaled(__nv_bfloat16* c, const float (&acc)[64], int row, int bn,
+                                             const float* scale_a, int64_t scale_a_stride, const float* scale_b,
+                                             int64_t scale_b_stride, int m, int n, int lane) {
+  scaled_pairs(acc, row, bn, scale_a, scale_a_stride, scale_b, scale_b_stride, m, n, lane,
+               [&](int, int col, float top0, float top1, float bottom0, float bottom1) {
+                 lab::store_pair(c, row, col, m, n, top0, top1);
+                 lab::store_pair(c, row + 8, col, m, n, bottom0, bottom1);
+               });
 }
 
 __global__ void __launch_bounds__(Fp8WgmmaTile::kThreads, 1)
@@ -446,20 +458,14 @@ constexpr int kFp8TmaStoreSmemBytes = Fp8WgmmaTile::kSmemBytes + Fp8WgmmaTile::k
 __device__ __forceinline__ void stage_scaled(unsigned char* boxes, const float (&acc)[64], int local_row, int row,
                                              int bn, const float* scale_a, int64_t scale_a_stride,
                                              const float* scale_b, int64_t scale_b_stride, int m, int n, int lane) {
-  const float sa_top = row < m ? scale_a[row * scale_a_stride] : 0.0f;
-  const float sa_bottom = row + 8 < m ? scale_a[(row + 8) * scale_a_stride] : 0.0f;
   const int swizzle = lane / 4, pair = (lane % 4) * 4;
-#pragma unroll
-  for (int j = 0; j < 16; ++j) {
-    const int col = bn + j * 8 + (lane % 4) * 2;
-    const float sb0 = col < n ? scale_b[col * scale_b_stride] : 0.0f;
-    const float sb1 = col + 1 < n ? scale_b[(col + 1) * scale_b_stride] : 0.0f;
-    unsigned char* top = boxes + (j / 8) * kFp8CBoxBytes + local_row * 128 + (((j % 8) ^ swizzle) << 4) + pair;
-    *reinterpret_cast<uint32_t*>(top) = lab::pack_pair<__nv_bfloat16>(acc[4 * j] * sa_top * sb0,
-                                                                      acc[4 * j + 1] * sa_top * sb1);
-    *reinterpret_cast<uint32_t*>(top + 8 * 128) = lab::pack_pair<__nv_bfloat16>(acc[4 * j + 2] * sa_bottom * sb0,
-                                                                                 acc[4 * j + 3] * sa_bottom * sb1);
-  }
+  scaled_pairs(acc, row, bn, scale_a, scale_a_stride, scale_b, scale_b_stride, m, n, lane,
+               [&](int j, int, float top0, float top1, float bottom0, float bottom1) {
+                 unsigned char* top = boxes + (j / 8) * kFp8CBoxBytes + local_row * 128 + (((j % 8) ^ swizzle) << 4) +
+                                      pair;
+                 *reinterpret_cast<uint32_t*>(top) = lab::pack_pair<__nv_bfloat16>(top0, top1);
+                 *reinterpret_cast<uint32_t*>(top + 8 * 128) = lab::pack_pair<__nv_bfloat16>(bottom0, bottom1);
+               });
 }
 
 // v4's body, and v5's (kTmaStore: C through shared memory and TMA; map_c is C's tensor map, unused by v4).

@@ -671,8 +671,9 @@ __global__ void __launch_bounds__(kVecBackwardThreads) layernorm_cluster_backwar
   cluster_backward_rows<T, kPacks, false>(dy, x, w, mean, rstd, dx, partials, rows, cols, vec, blocks_per_cluster);
 }
 
-// The launch of v5's kernel, or v7's (kPrefetch), for a row v5 holds; `fallback` where no cluster of the size the
-// row needs fits. Defined with v7, below.
+// The launch of v5's kernel, or v7's (kPrefetch), for rows longer than v4 holds, up to kClusterMaxBackwardPackets,
+// on a GPU with clusters; `fallback` for every other row, and where no cluster of the size the row needs fits.
+// Defined with v7, below.
 template <typename T, bool kPrefetch, typename Fallback>
 cudaError_t launch_cluster_rows(const BackwardCall<T>& c, Fallback fallback);
 
@@ -680,9 +681,6 @@ cudaError_t launch_cluster_rows(const BackwardCall<T>& c, Fallback fallback);
 // v4 (also where no cluster of the size the row needs fits).
 template <typename T>
 cudaError_t run_cluster_backward(const BackwardCall<T>& c) {
-  const int64_t packets = c.packets();
-  if (packets <= kBlockMaxBackwardPackets || packets > kClusterMaxBackwardPackets<T> || !lab::has_clusters())
-    return run_block_backward(c);
   return launch_cluster_rows<T, false>(c, [&] { return run_block_backward(c); });
 }
 
@@ -781,7 +779,10 @@ __global__ void __launch_bounds__(kVecBackwardThreads) layernorm_prefetch_backwa
 
 template <typename T, bool kPrefetch, typename Fallback>
 cudaError_t launch_cluster_rows(const BackwardCall<T>& c, Fallback fallback) {
-  return lab::with_cluster_shape<kClusterMaxPacks<T>>(c.packets(), kVecBackwardThreads, [&](auto packs, int blocks) {
+  const int64_t packets = c.packets();
+  if (packets <= kBlockMaxBackwardPackets || packets > kClusterMaxBackwardPackets<T> || !lab::has_clusters())
+    return fallback();
+  return lab::with_cluster_shape<kClusterMaxPacks<T>>(packets, kVecBackwardThreads, [&](auto packs, int blocks) {
     constexpr int kPacks = decltype(packs)::value;
     const auto kernel = kPrefetch ? layernorm_prefetch_backward_kernel<T, kPacks>
                                   : layernorm_cluster_backward_kernel<T, kPacks>;
@@ -792,9 +793,6 @@ cudaError_t launch_cluster_rows(const BackwardCall<T>& c, Fallback fallback) {
 
 template <typename T>
 cudaError_t run_prefetch_backward(const BackwardCall<T>& c) {
-  const int64_t packets = c.packets();
-  if (packets <= kBlockMaxBackwardPackets || packets > kClusterMaxBackwardPackets<T> || !lab::has_clusters())
-    return run_occupancy_backward(c);
   return launch_cluster_rows<T, true>(c, [&] { return run_occupancy_backward(c); });
 }
 

@@ -27,8 +27,8 @@
 //
 // The forward saves rstd (fp32, M) for the backward. Each step adds a path for the rows it is good at and hands
 // every other shape to the step before (its launcher's first line), so every row runs every shape: rows longer than
-// v4 holds (v5 off Hopper, or past a cluster) go down to v1, whose strided loops take any N. What each step changes is said at length in
-// cuda_src/layernorm.cu, whose ladder this one follows step for step.
+// v4 holds (v5 off Hopper, or past a cluster) go down to v1, whose strided loops take any N. What each step changes
+// is said at length in cuda_src/layernorm.cu, whose ladder this one follows step for step.
 #include "lab.h"
 
 constexpr float kRmsNormEps = 1e-6f;  // the spec's (specs/rmsnorm.py)
@@ -572,8 +572,9 @@ __global__ void __launch_bounds__(kVecBackwardThreads) rmsnorm_cluster_backward_
   cluster_backward_rows<T, kPacks, false>(dy, x, w, rstd, dx, partials, rows, cols, vec, blocks_per_cluster);
 }
 
-// The launch of v5's kernel, or v7's (kPrefetch), for a row v5 holds; `fallback` where no cluster of the size the
-// row needs fits. Defined with v7, below.
+// The launch of v5's kernel, or v7's (kPrefetch), for rows longer than v4 holds, up to kClusterMaxBackwardPackets,
+// on a GPU with clusters; `fallback` for every other row, and where no cluster of the size the row needs fits.
+// Defined with v7, below.
 template <typename T, bool kPrefetch, typename Fallback>
 cudaError_t launch_cluster_rows(const BackwardCall<T>& c, Fallback fallback);
 
@@ -581,9 +582,6 @@ cudaError_t launch_cluster_rows(const BackwardCall<T>& c, Fallback fallback);
 // v4 (also where no cluster of the size the row needs fits).
 template <typename T>
 cudaError_t run_cluster_backward(const BackwardCall<T>& c) {
-  const int64_t packets = c.packets();
-  if (packets <= kBlockMaxBackwardPackets || packets > kClusterMaxBackwardPackets<T> || !lab::has_clusters())
-    return run_block_backward(c);
   return launch_cluster_rows<T, false>(c, [&] { return run_block_backward(c); });
 }
 
@@ -695,7 +693,10 @@ __global__ void __launch_bounds__(kVecBackwardThreads) rmsnorm_prefetch_backward
 
 template <typename T, bool kPrefetch, typename Fallback>
 cudaError_t launch_cluster_rows(const BackwardCall<T>& c, Fallback fallback) {
-  return lab::with_cluster_shape<kClusterMaxPacks<T>>(c.packets(), kVecBackwardThreads, [&](auto packs, int blocks) {
+  const int64_t packets = c.packets();
+  if (packets <= kBlockMaxBackwardPackets || packets > kClusterMaxBackwardPackets<T> || !lab::has_clusters())
+    return fallback();
+  return lab::with_cluster_shape<kClusterMaxPacks<T>>(packets, kVecBackwardThreads, [&](auto packs, int blocks) {
     constexpr int kPacks = decltype(packs)::value;
     const auto kernel = kPrefetch ? rmsnorm_prefetch_backward_kernel<T, kPacks>
                                   : rmsnorm_cluster_backward_kernel<T, kPacks>;
@@ -705,9 +706,6 @@ cudaError_t launch_cluster_rows(const BackwardCall<T>& c, Fallback fallback) {
 
 template <typename T>
 cudaError_t run_prefetch_backward(const BackwardCall<T>& c) {
-  const int64_t packets = c.packets();
-  if (packets <= kBlockMaxBackwardPackets || packets > kClusterMaxBackwardPackets<T> || !lab::has_clusters())
-    return run_occupancy_backward(c);
   return launch_cluster_rows<T, true>(c, [&] { return run_occupancy_backward(c); });
 }
 
