@@ -210,6 +210,10 @@ def run(parser: argparse.ArgumentParser, args: argparse.Namespace, argv: list[st
     if args.backward:
         parser.error("--backward goes with 'new NAME' (a skeleton with a gradient); a run of ops takes its passes "
                      "by name: OP-backward, OP-fwd-bwd")
+    if not (args.in_process or args.sanitize or args.gpus or args.cluster):
+        from . import isolate
+
+        isolate.worker_context()  # the rows' fork server starts now: its imports overlap the parent's own
     names = discover.op_names() if args.ops == ["all"] else args.ops
     try:
         ops = [discover.load_op(n) for n in names]

@@ -4,6 +4,13 @@ code shares a process with the judge or with another row. An illegal memory acce
 process it happens in, a hang never returns and a segfault takes the process down; the parent sees each of these,
 records the row as crashed or timed out, and goes on with the next row in a fresh worker.
 
+Workers are forked from a server process (multiprocessing's forkserver) that was started as a fresh interpreter
+and has imported torch, Triton, inductor and the harness, and nothing else: never a row's code, never a CUDA
+context. A worker so starts in a fraction of a second where a fresh interpreter importing all that takes seconds, and
+is still a process of its own, as isolated from the parent and from other rows as a spawned one. It takes the
+parent's environment, working folder and import path as they are when it starts, not as they were when the server
+started. Where the platform has no forkserver, workers are spawned.
+
 Arguments and replies travel through multiprocessing's pickler, which torch extends: CUDA tensors cross as CUDA IPC
 handles (no copy; the receiver maps the sender's memory), CPU tensors through shared memory.
 
@@ -32,7 +39,33 @@ class RowFailure(Exception):
         self.message = message
 
 
-def _serve(conn) -> None:
+# What the fork server imports once, for every worker forked from it: the harness's worker side (torch, Triton)
+# and inductor, which every Triton and torch row imports for the profiler (compare.worker.import_profiler_modules).
+_PRELOAD = ["compare.worker", "torch._inductor"]
+_context = None
+
+
+def worker_context():
+    """The multiprocessing context workers start in (see the module docstring); the first call starts the fork
+    server without waiting for its imports, which then go on beside the caller's work."""
+    global _context
+    if _context is None:
+        if "forkserver" in mp.get_all_start_methods():
+            _context = mp.get_context("forkserver")
+            _context.set_forkserver_preload(_PRELOAD)
+            from multiprocessing import forkserver
+
+            forkserver.ensure_running()
+        else:
+            _context = mp.get_context("spawn")
+    return _context
+
+
+def _serve(conn, environ: dict) -> None:
+    # A forked worker has the fork server's environment: the parent's, as it is now, instead (multiprocessing itself
+    # hands on the parent's working folder and import path)
+    os.environ.clear()
+    os.environ.update(environ)
     from . import worker
 
     last = [0.0]
@@ -118,10 +151,10 @@ class Worker:
         first: a call (name, args) the worker makes as soon as it has started, such as loading the row it is for,
         which then overlaps the previous row too; call() with the same name and arguments collects its reply."""
         if self.proc is None:
-            ctx = mp.get_context("spawn")  # a fresh interpreter: no CUDA context inherited from the parent
+            ctx = worker_context()  # no CUDA context inherited from the parent
             self.conn, child = ctx.Pipe()
             self._launched_at = time.perf_counter()
-            self.proc = ctx.Process(target=_serve, args=(child,), daemon=True)
+            self.proc = ctx.Process(target=_serve, args=(child, dict(os.environ)), daemon=True)
             self.proc.start()
             child.close()
             self.starts += 1
