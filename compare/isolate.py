@@ -24,6 +24,7 @@ import multiprocessing as mp
 import os
 import signal
 import sys
+import threading
 import time
 import traceback
 
@@ -144,6 +145,8 @@ class Worker:
         self.lost_context = False
         self._launched_at = None  # set between launch() and the worker's answer to the start handshake
         self._sent_ahead = None  # launch()'s first call, (name, args), until call() collects its reply
+        self._starting = None  # launch()'s thread, while it starts the process
+        self._start_error = None
 
     def launch(self, first: tuple[str, tuple] | None = None) -> None:
         """Start the worker process without waiting for it: its imports (torch, the harness; no CUDA context) then
@@ -151,22 +154,45 @@ class Worker:
         first: a call (name, args) the worker makes as soon as it has started, such as loading the row it is for,
         which then overlaps the previous row too; call() with the same name and arguments collects its reply."""
         if self.proc is None:
-            ctx = worker_context()  # no CUDA context inherited from the parent
+            ctx = worker_context()
             self.conn, child = ctx.Pipe()
             self._launched_at = time.perf_counter()
             self.proc = ctx.Process(target=_serve, args=(child, dict(os.environ)), daemon=True)
+            self.starts += 1
+            self._sent_ahead = first
+            # Starting a process from the fork server waits until the server has forked it, and the first one
+            # until the server has finished its own imports (seconds): a thread of its own does that waiting.
+            self._starting = threading.Thread(target=self._start_process, args=(child, first), daemon=True)
+            self._starting.start()
+
+    def _start_process(self, child, first: tuple[str, tuple] | None) -> None:
+        try:
             self.proc.start()
             child.close()
-            self.starts += 1
             self.conn.send(("ready", ()))
             if first is not None:
                 self.conn.send(first)
-                self._sent_ahead = first
+        except BaseException as exc:  # the caller's next use of this worker reports it (_started)
+            self._start_error = exc
+
+    def _started(self) -> None:
+        """Wait for launch()'s thread, if one is still starting the process; a failure to start is a crash."""
+        if self._starting is not None:
+            self._starting.join()
+            self._starting = None
+            if self._start_error is not None:
+                error, self._start_error = self._start_error, None
+                self._stop()
+                raise RowFailure("crashed", f"the worker process could not be started: {short_error(error)}")
 
     def send_ahead(self, name: str, *args) -> None:
         """Ask for a call without waiting for its reply: the worker makes it while the caller does other work, and
         call() with the same name and arguments later collects the reply. One call ahead at a time; where none can
         be sent (one is ahead already, or no worker is running), call() makes it when asked."""
+        try:
+            self._started()
+        except RowFailure:
+            return  # call() starts a fresh one when asked
         if self._sent_ahead is not None or self.proc is None or not self.proc.is_alive():
             return
         try:
@@ -177,6 +203,7 @@ class Worker:
 
     def _start(self) -> None:
         self.launch()
+        self._started()
         # Wait until it has imported the harness: that is the cost of isolation, measured (from the launch).
         try:
             ready = self.conn.poll(300)
@@ -191,7 +218,10 @@ class Worker:
         self._launched_at = None
 
     def _stop(self) -> None:
-        if self.proc is not None:
+        if self._starting is not None:
+            self._starting.join()
+            self._starting = self._start_error = None
+        if self.proc is not None and self.proc.pid is not None:
             if self.proc.is_alive():
                 self.proc.kill()
             self.proc.join(10)
@@ -202,6 +232,7 @@ class Worker:
         self._sent_ahead = None
 
     def call(self, name: str, *args, timeout_s: float | None = None):
+        self._started()
         if self._launched_at is not None and self.proc is not None and self.proc.is_alive():
             self._start()  # launched ahead: wait for its handshake
         elif self.proc is None or not self.proc.is_alive():
@@ -257,6 +288,9 @@ class Worker:
         """End the worker: it exits once its pipe is closed. wait=False returns at once and leaves its exit (the
         interpreter's teardown, its CUDA context destroyed: up to seconds) to go on beside the caller's next work;
         wait_for_exits() then waits for it."""
+        if self._starting is not None:
+            self._starting.join()
+            self._starting = None
         if self.conn is not None and self.proc is not None and self.proc.is_alive():
             self.conn.close()
             if not wait:

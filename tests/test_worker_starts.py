@@ -2,10 +2,14 @@
 ceilings are measured, so their start-up (importing torch and the harness, seconds each) overlaps that work instead
 of following it (compare/runner.py)."""
 import itertools
+import os
+from pathlib import Path
 
 import pytest
 
 from compare import discover, isolate, runner
+
+PLANTED = Path(__file__).parent / "planted"
 
 
 def test_the_build_and_first_row_workers_start_before_anything_is_asked_of_a_worker(monkeypatch):
@@ -307,3 +311,22 @@ def test_once_the_profiler_modules_are_imported_a_first_profiler_session_imports
                          text=True, timeout=300)
     assert run.returncode == 0, run.stderr[-2000:]
     assert "new modules: []" in run.stdout, run.stdout
+
+
+def test_a_worker_is_forked_from_the_fork_server_with_the_environment_as_it_is_when_the_worker_starts(monkeypatch):
+    """Workers come from a fork server that has done the imports once (compare.isolate.worker_context), but each
+    must still see the parent's environment of the moment it starts (the compile caches, --gpus's
+    CUDA_VISIBLE_DEVICES), not the one the server started with."""
+    monkeypatch.syspath_prepend(str(PLANTED))
+    import environment_worker
+
+    monkeypatch.setattr(isolate, "_serve", environment_worker.serve_with_where_am_i)
+    if isolate.worker_context().get_start_method() != "forkserver":
+        pytest.skip("no fork server on this platform: workers are spawned")
+    with isolate.Worker() as first:  # the server is running before the variable is set
+        first.call("where_am_i", "LAB_TEST_MARK")
+    monkeypatch.setenv("LAB_TEST_MARK", "set after the fork server started")
+    with isolate.Worker() as worker:
+        value, starter, parent = worker.call("where_am_i", "LAB_TEST_MARK")
+    assert value == "set after the fork server started"
+    assert starter == os.getpid() and parent != os.getpid()  # started by this process, forked by the server
