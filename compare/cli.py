@@ -187,10 +187,18 @@ def main(argv: list[str] | None = None) -> int:
     if args.out is not None and (problem := out_problem(Path(args.out), is_file=args.sanitize)):
         parser.error(f"argument --out: {problem}")
 
-    from . import caches, env
+    from . import caches
 
-    env.use_triton_interpreter_if_no_gpu()
     with interpreter_warnings_hidden(), caches.compile_caches(cold=args.cold):
+        if args.ops[0] not in ("list", "new") and not (args.in_process or args.sanitize or args.gpus or args.cluster):
+            from . import isolate
+
+            # The rows' fork server starts now, in this environment, before this process imports torch: its own
+            # imports (seconds) go on beside this process's and the ops' loading, not before the first worker
+            isolate.worker_context()
+        from . import env
+
+        env.use_triton_interpreter_if_no_gpu()
         return run(parser, args, argv)
 
 
@@ -210,10 +218,6 @@ def run(parser: argparse.ArgumentParser, args: argparse.Namespace, argv: list[st
     if args.backward:
         parser.error("--backward goes with 'new NAME' (a skeleton with a gradient); a run of ops takes its passes "
                      "by name: OP-backward, OP-fwd-bwd")
-    if not (args.in_process or args.sanitize or args.gpus or args.cluster):
-        from . import isolate
-
-        isolate.worker_context()  # the rows' fork server starts now: its imports overlap the parent's own
     names = discover.op_names() if args.ops == ["all"] else args.ops
     try:
         ops = [discover.load_op(n) for n in names]
