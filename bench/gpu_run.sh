@@ -29,6 +29,12 @@ OUT=${OUT:-$PWD/gpu-out}
 JOB=$PWD/gpu-out/background  # survives between commands on the same machine ($OUT is emptied before each)
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 PYTHONFAULTHANDLER=1
+# Python's bytecode cache, written. On the lent machines many installed modules have no .pyc files and Python writes
+# none, so every fresh interpreter (the run's own, the rows' fork server, a spawned process) compiles them from
+# source, seconds each time, where a pip install writes them once: a profile of a warm gelu run's parent found most
+# of the modules it imported compiled from source and no .pyc written. The first run on a machine fills this folder.
+unset PYTHONDONTWRITEBYTECODE
+export PYTHONPYCACHEPREFIX=${PYTHONPYCACHEPREFIX:-$HOME/.cache/kernel-lab/pycache}
 
 gpu_tests() {  # pytest arguments; returns the worse of the two passes' statuses
   local jobs=${LAB_SANITIZER_JOBS:-4} parallel=() first second
