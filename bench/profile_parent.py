@@ -33,7 +33,6 @@ if __name__ == "__main__":
     if not gpu:
         cProfile.run("_run_compare()", out)
     else:
-        import torch
         from torch.profiler import ProfilerActivity, profile
 
         with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:

@@ -175,15 +175,19 @@ class Worker:
         except BaseException as exc:  # the caller's next use of this worker reports it (_started)
             self._start_error = exc
 
-    def _started(self) -> None:
-        """Wait for launch()'s thread, if one is still starting the process; a failure to start is a crash."""
+    def _join_start(self) -> BaseException | None:
+        """Wait for launch()'s thread, if one is still starting the process; returns what stopped it, if anything."""
+        error = None
         if self._starting is not None:
             self._starting.join()
-            self._starting = None
-            if self._start_error is not None:
-                error, self._start_error = self._start_error, None
-                self._stop()
-                raise RowFailure("crashed", f"the worker process could not be started: {short_error(error)}")
+            error, self._starting, self._start_error = self._start_error, None, None
+        return error
+
+    def _started(self) -> None:
+        """_join_start, a failure to start being a crash."""
+        if (error := self._join_start()) is not None:
+            self._stop()
+            raise RowFailure("crashed", f"the worker process could not be started: {short_error(error)}")
 
     def send_ahead(self, name: str, *args) -> None:
         """Ask for a call without waiting for its reply: the worker makes it while the caller does other work, and
@@ -218,9 +222,7 @@ class Worker:
         self._launched_at = None
 
     def _stop(self) -> None:
-        if self._starting is not None:
-            self._starting.join()
-            self._starting = self._start_error = None
+        self._join_start()
         if self.proc is not None and self.proc.pid is not None:
             if self.proc.is_alive():
                 self.proc.kill()
@@ -288,9 +290,7 @@ class Worker:
         """End the worker: it exits once its pipe is closed. wait=False returns at once and leaves its exit (the
         interpreter's teardown, its CUDA context destroyed: up to seconds) to go on beside the caller's next work;
         wait_for_exits() then waits for it."""
-        if self._starting is not None:
-            self._starting.join()
-            self._starting = None
+        self._join_start()  # a worker that failed to start is not alive: _stop below
         if self.conn is not None and self.proc is not None and self.proc.is_alive():
             self.conn.close()
             if not wait:
