@@ -22,7 +22,7 @@ import math
 
 import torch
 
-from . import layouts
+from . import isolate, layouts
 from .schedule import RANDOM, CheckCase, case_seed, dtype_name  # noqa: F401  (case_seed: re-exported)
 from .spec import Op, Shape, Tolerance
 
@@ -308,15 +308,20 @@ def is_degenerate(ref, tol, dtype: torch.dtype | None = None, prepared=None) -> 
 # ---- the inputs of a case, made and kept here ------------------------------------------------------------------
 def make_inputs(op: Op, shape: Shape, dtype: torch.dtype, device: torch.device, seed: int,
                 inputs: str = RANDOM) -> tuple:
+    """A set of inputs for a row, made in memory of their own (compare.isolate.handed_over); copies the judge keeps
+    are made outside it."""
     make = op.special_inputs[inputs] if inputs != RANDOM else op.make_inputs
-    return tuple(make(shape, dtype, device, torch.Generator(device=device).manual_seed(seed)))
+    with isolate.handed_over(device):
+        return tuple(make(shape, dtype, device, torch.Generator(device=device).manual_seed(seed)))
 
 
 def with_layout(inputs: tuple, layout: str | None) -> tuple:
     """The same values, each tensor in the given non-contiguous layout where it applies to it."""
     if layout is None:
         return inputs
-    return tuple(layouts.LAYOUTS[layout](t) if layouts.applies(layout, t) else t for t in inputs)
+    device = next((t.device for t in inputs if isinstance(t, torch.Tensor)), "cpu")
+    with isolate.handed_over(device):
+        return tuple(layouts.LAYOUTS[layout](t) if layouts.applies(layout, t) else t for t in inputs)
 
 
 @dataclasses.dataclass

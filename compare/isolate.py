@@ -20,6 +20,8 @@ no limit, so a long but healthy row (torch.compile with mode="max-autotune" auto
 minutes in all) is never cut off, while a hang is caught within row_timeout_s."""
 from __future__ import annotations
 
+import contextlib
+import inspect
 import multiprocessing as mp
 import os
 import signal
@@ -114,6 +116,29 @@ def _exit_now() -> None:
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)
+
+
+@contextlib.contextmanager
+def handed_over(device):
+    """Tensors made inside are for a worker: on a GPU each one gets a CUDA allocation of its own, in a memory pool
+    that holds nothing else. CUDA IPC hands a worker the whole allocation a tensor sits in (the caching allocator's
+    segment, often 2 or 20 MB shared by many tensors), and a row can read and write all of it: beside its input it
+    would find whatever else of this process's the segment holds, such as the judge's pristine copy of that input,
+    and could change both (tests/test_cheats.py plants such a row). Elsewhere (CPU tensors cross one storage each,
+    through shared memory) it does nothing."""
+    if getattr(device, "type", device) != "cuda":
+        yield
+        return
+    import torch
+
+    # A pool of its own for each use: once its tensors are freed, the whole pool goes back to the driver at the
+    # next torch.cuda.empty_cache() (or when an allocation runs out of memory) instead of staying cached.
+    splits = "no_split" in inspect.signature(torch.cuda.MemPool.__init__).parameters
+    # Without no_split (an older torch), tensors handed over may share a segment with each other, never with
+    # anything else of this process's
+    pool = torch.cuda.MemPool(no_split=True) if splits else torch.cuda.MemPool()
+    with torch.cuda.use_mem_pool(pool):
+        yield
 
 
 def short_error(exc: BaseException) -> str:

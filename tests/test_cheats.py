@@ -40,7 +40,8 @@ def test_every_cheat_is_a_discovered_row():
     assert set(discover.python_variants(CHEATS)) == {
         "gelu_wrong_when_large", "gelu_cached_by_input", "gelu_skips_timed_calls", "gelu_side_stream",
         "gelu_patches_the_judge", "gelu_reused_output", "softmax_dirty_workspace", "gelu_autotune_hides_unwritten",
-        "softmax_ignores_row_stride", "gelu_clamped", "gelu_erf", "gelu_fp16_staging", "gelu_calls_torch"}
+        "softmax_ignores_row_stride", "gelu_clamped", "gelu_erf", "gelu_fp16_staging", "gelu_calls_torch",
+        "gelu_hides_changed_inputs"}
 
 
 # ---- class 2: the judge is out of the row's reach --------------------------------------------------------------
@@ -160,3 +161,15 @@ def test_a_correct_row_is_not_flagged():
     assert all(t.samples >= 10 for t in result.timings)
     timed = [c for c in result.checks if c.inputs.startswith("timed call")]
     assert len(timed) == 2 and all(c.ok for c in timed)
+
+
+# ---- class 8: the judge's memory within reach ------------------------------------------------------------------
+def test_a_row_that_changes_its_input_is_caught_in_every_case_even_where_it_rewrites_what_it_can_reach():
+    """On the CPU its inputs cross one storage each and nothing else is in reach; on a GPU only where every input
+    has a CUDA allocation of its own (compare.isolate.handed_over): a case that passes is one where the row found
+    the judge's copy of its input and changed it too."""
+    row, result = failed_with("gelu_hides_changed_inputs", ("modified",))
+    # a case it refused (a non-contiguous input, which check_inputs turns away) is ok without a call to judge
+    hidden = [f"{c.dtype} {c.shape} ({c.inputs})" for c in result.checks
+              if c.ok and not c.message.startswith("refused")]
+    assert not hidden, f"the row changed its inputs unseen in: {', '.join(hidden)}"

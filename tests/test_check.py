@@ -397,3 +397,27 @@ def test_the_degeneracy_test_reusing_a_cases_bounds_finds_what_it_finds_alone():
                 alone = check.is_degenerate(reference, tol, torch.float32)
                 reused = check.is_degenerate(reference, tol, torch.float32, check.prepare(reference, tol, torch.float32))
                 assert alone == reused, (offset, scale, tol, alone, reused)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("layout", [None, "every other element"])
+def test_no_input_handed_to_a_row_shares_a_cuda_allocation_with_the_judges_copies(layout):
+    """CUDA IPC hands a worker the whole allocation (the caching allocator's segment) a tensor sits in: no input of a
+    case may sit in one that holds the judge's pristine copies (compare.isolate.handed_over), and where torch's
+    memory pools can keep every tensor apart (no_split), no two inputs share one either."""
+    import inspect
+
+    from compare.schedule import RANDOM, CheckCase
+
+    op = discover.load_op("gelu")
+    inputs = check.case_inputs(op, CheckCase(torch.float32, (1025,), RANDOM, layout, (1, 2, 3)), torch.device("cuda"))
+    segments = [(s["address"], s["address"] + s["total_size"]) for s in torch.cuda.memory_snapshot()]
+
+    def segment_of(t):
+        return next(s for s in segments if s[0] <= t.data_ptr() < s[1])
+
+    kept = {segment_of(t) for t in inputs.pristine_a + inputs.pristine_b}
+    handed = [segment_of(t) for t in inputs.warmup + inputs.a + inputs.b]
+    assert not kept & set(handed)
+    if "no_split" in inspect.signature(torch.cuda.MemPool.__init__).parameters:
+        assert len(set(handed)) == len(handed)

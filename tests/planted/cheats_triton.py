@@ -11,6 +11,7 @@ The elementwise rows claim to implement gelu (specs/gelu.py), the row rows softm
   5. inputs the old checks never gave: softmax_ignores_row_stride, gelu_clamped
   6. a different function within loose tolerances: gelu_erf, gelu_fp16_staging
   7. not hand-written: gelu_calls_torch
+  8. the judge's memory within reach: gelu_hides_changed_inputs
 (class 4, out-of-bounds writes: tests/planted/planted_oob_triton.py, caught by --sanitize)
 """
 import inspect
@@ -314,8 +315,53 @@ def gelu_calls_torch(x):
     return torch.nn.functional.gelu(x, approximate="tanh")
 
 
+# ============ 8. the judge's memory within reach =====================================================================
+# A row's CUDA inputs reach its worker through CUDA IPC, which maps the whole allocation a tensor sits in. Where the
+# judge's own tensors shared it (its pristine copy of the input, made right after it), a row could change its input,
+# which no row may do, and the judge's copy with it. Caught where every input handed over has an allocation of its
+# own (compare.isolate.handed_over): the copy is out of reach, and the input is seen changed.
+def _bytes_of(t: torch.Tensor) -> bytes:
+    return t.detach().contiguous().cpu().view(-1).view(torch.uint8).numpy().tobytes()
+
+
+def _copies_rewritten(x: torch.Tensor, before: bytes, after: bytes) -> int:
+    """Every copy of `before` in the CUDA allocation that holds x, as the driver maps it in this process, other than
+    x itself, overwritten with `after`; returns how many it found."""
+    import ctypes
+
+    driver = ctypes.CDLL("libcuda.so.1")
+    base, size = ctypes.c_uint64(), ctypes.c_size_t()
+    torch.cuda.synchronize(x.device)
+    if driver.cuMemGetAddressRange_v2(ctypes.byref(base), ctypes.byref(size), ctypes.c_uint64(x.data_ptr())):
+        return 0
+    memory = ctypes.create_string_buffer(size.value)
+    if driver.cuMemcpyDtoH_v2(memory, base, size):
+        return 0
+    seen, found, at = memory.raw, 0, 0
+    while (at := seen.find(before, at)) >= 0:
+        if base.value + at != x.data_ptr():
+            driver.cuMemcpyHtoD_v2(ctypes.c_uint64(base.value + at), after, ctypes.c_size_t(len(after)))
+            found += 1
+        at += 1
+    return found
+
+
+@variant("gelu_hides_changed_inputs")
+def gelu_hides_changed_inputs(x):
+    """Doubles its input in place, then rewrites every other copy of the input's old bytes it can reach with the new
+    ones, and returns GELU of the doubled input: against a judge whose copy it rewrote, the input looks unchanged
+    and the output matches the reference of that copy."""
+    check_inputs("gelu", ("x", x))
+    before = _bytes_of(x)
+    x.mul_(2)
+    if x.is_cuda and x.numel():
+        _copies_rewritten(x, before, _bytes_of(x))
+    return _gelu_into(x.contiguous(), torch.empty(x.shape, dtype=x.dtype, device=x.device))
+
+
 # The op each pattern claims to implement.
 OPS = {name: name.split("_")[0] for name in (
     "gelu_wrong_when_large", "gelu_cached_by_input", "gelu_skips_timed_calls", "gelu_side_stream",
     "gelu_patches_the_judge", "gelu_reused_output", "softmax_dirty_workspace", "gelu_autotune_hides_unwritten",
-    "softmax_ignores_row_stride", "gelu_clamped", "gelu_erf", "gelu_fp16_staging", "gelu_calls_torch")}
+    "softmax_ignores_row_stride", "gelu_clamped", "gelu_erf", "gelu_fp16_staging", "gelu_calls_torch",
+    "gelu_hides_changed_inputs")}
