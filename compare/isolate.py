@@ -131,14 +131,26 @@ def handed_over(device):
         return
     import torch
 
-    # A pool of its own for each use: once its tensors are freed, the whole pool goes back to the driver at the
-    # next torch.cuda.empty_cache() (or when an allocation runs out of memory) instead of staying cached.
-    splits = "no_split" in inspect.signature(torch.cuda.MemPool.__init__).parameters
-    # Without no_split (an older torch), tensors handed over may share a segment with each other, never with
-    # anything else of this process's
-    pool = torch.cuda.MemPool(no_split=True) if splits else torch.cuda.MemPool()
-    with torch.cuda.use_mem_pool(pool):
+    global _handover_pool
+    if _handover_pool is None:
+        # no_split: a segment of its own for every tensor, its free ones reused by later tensors of this pool only.
+        # Without it (an older torch), tensors handed over may share a segment with each other, never with anything
+        # else of this process's.
+        splits = "no_split" in inspect.signature(torch.cuda.MemPool.__init__).parameters
+        _handover_pool = torch.cuda.MemPool(no_split=True) if splits else torch.cuda.MemPool()
+    with torch.cuda.use_mem_pool(_handover_pool):
         yield
+
+
+_handover_pool = None
+
+
+def release_handed_over() -> None:
+    """Let go of handed_over's memory pool; its next use makes a fresh one. torch.cuda.empty_cache() leaves the
+    cached memory of a pool still in use alone, so the harness calls this right before it: the old pool's memory
+    then goes back to the driver as soon as the tensors in it are freed."""
+    global _handover_pool
+    _handover_pool = None
 
 
 def short_error(exc: BaseException) -> str:

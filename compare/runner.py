@@ -603,6 +603,7 @@ def _check(pool, op: Op, impl, case: schedule.CheckCase, device, seconds: dict |
         phase = "checks/run again alone, out of GPU memory beside other rows"
     clock = _PhaseClock(seconds)
     with clock(phase), _gate.exclusive():
+        isolate.release_handed_over()
         torch.cuda.empty_cache()  # what the parent's threads left cached goes back before the case runs alone
         try:
             return _check_case(pool, op, impl, case, device, seconds)
@@ -651,6 +652,7 @@ def _check_case(pool, op: Op, impl, case: schedule.CheckCase, device, seconds: d
 
 def _release_cached_memory(pool, impl) -> None:
     _call(pool, impl, "release_cached_memory")
+    isolate.release_handed_over()
     torch.cuda.empty_cache()
 
 
@@ -748,6 +750,7 @@ def _judge_timed_outputs(pool, op: Op, impl, cell, timed_out, sets, pristine) ->
         pass
     _release_cached_memory(pool, impl)  # here, not in the except clause, whose traceback holds the judging's tensors
     with _gate.exclusive():
+        isolate.release_handed_over()
         torch.cuda.empty_cache()  # what the parent's other threads left cached goes back first
         return judge()
 

@@ -421,3 +421,23 @@ def test_no_input_handed_to_a_row_shares_a_cuda_allocation_with_the_judges_copie
     assert not kept & set(handed)
     if "no_split" in inspect.signature(torch.cuda.MemPool.__init__).parameters:
         assert len(set(handed)) == len(handed)
+
+
+@pytest.mark.gpu
+def test_the_memory_of_inputs_handed_over_goes_back_to_the_driver_once_released():
+    """torch.cuda.empty_cache() leaves a memory pool in use alone: the harness lets go of the pool of
+    compare.isolate.handed_over right before it, or its memory would stay reserved for the rest of the run."""
+    from compare import isolate
+
+    isolate.release_handed_over()
+    torch.cuda.empty_cache()
+    before = torch.cuda.memory_reserved()
+    with isolate.handed_over(torch.device("cuda")):
+        handed = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
+    assert torch.cuda.memory_reserved() >= before + (256 << 20)
+    del handed
+    torch.cuda.empty_cache()
+    assert torch.cuda.memory_reserved() >= before + (256 << 20)  # still cached, in a pool in use
+    isolate.release_handed_over()
+    torch.cuda.empty_cache()
+    assert torch.cuda.memory_reserved() <= before
