@@ -11,15 +11,19 @@
 //               cores (mma.sync), their softmax online in registers, P rounded to fp16/bf16 and fed straight into
 //               the P V product: the S×S scores never leave the chip
 //   v3 warp32   FlashAttention-2's own tile: 128 queries a block, 32 a warp (two m16 tiles), so each K and V
-//               fragment loaded from shared memory feeds two products; Q re-read from shared memory per key tile
-//   v4 wgmma    FlashAttention-3 on Hopper: one block per 128 queries of a head, a producer warpgroup copying Q, K
+//               fragment loaded from shared memory feeds two products; Q re-read from shared memory per key tile,
+//               and at D = 128 keys in tiles of 32, so that nothing spills from registers
+//   v4 lazy     the rescaling of O and l skipped unless a row's max grew by more than 2^8 (a warp's vote), exact
+//               all the same: O and l share whichever max they were made with
+//   v5 wgmma    FlashAttention-3 on Hopper: one block per 128 queries of a head, a producer warpgroup copying Q, K
 //               and V by TMA through an mbarrier ring, two consumer warpgroups of 64 queries on wgmma (Q Kᵀ from
 //               shared memory, P V with P from registers), the next tile's Q Kᵀ issued before this tile's softmax
 //
 // v1 writes 4·B·H·S² bytes of scores and reads them back in every pass after (the softmax's, then P V's): traffic
 // that grows with S², against S·D for Q, K and V, and its products run on the fp32 units. v2 reads Q, K and V once
 // per block and writes O once, which leaves the two products, on the tensor cores; v3 feeds them with half the
-// shared-memory reads, each K and V fragment serving twice the queries; v4 feeds them the way Hopper's are meant to
+// shared-memory reads, each K and V fragment serving twice the queries, and v4 takes the rescaling of O off most
+// tiles; v5 feeds them the way Hopper's are meant to
 // be fed (asynchronous warpgroup MMA, copies by the TMA engine, softmax overlapped with the products). The yardstick
 // is the fastest of PyTorch's SDPA backends at the same shape (specs/attention.py). Triton side:
 // triton_src/attention.py.
@@ -36,6 +40,9 @@ cudaError_t launch_attention_flash2(lab::DType dtype, const void* q, const void*
 cudaError_t launch_attention_warp32(lab::DType dtype, const void* q, const void* k, const void* v, void* o,
                                     float* scores, int64_t heads, int64_t seq, int64_t head_dim, bool causal,
                                     cudaStream_t stream);
+cudaError_t launch_attention_lazy(lab::DType dtype, const void* q, const void* k, const void* v, void* o,
+                                  float* scores, int64_t heads, int64_t seq, int64_t head_dim, bool causal,
+                                  cudaStream_t stream);
 cudaError_t launch_attention_wgmma(lab::DType dtype, const void* q, const void* k, const void* v, void* o,
                                    float* scores, int64_t heads, int64_t seq, int64_t head_dim, bool causal,
                                    cudaStream_t stream);
@@ -69,7 +76,7 @@ cudaError_t dispatch_16bit(lab::DType dtype, Body&& body) {
 }
 
 // Calls go(T{}, D{}, Causal{}) with the type, the head size (std::integral_constant 64 or 128) and the mask
-// (std::bool_constant) as types: v2-v4 take all three as template arguments, since they shape the kernels'
+// (std::bool_constant) as types: v2-v5 take all three as template arguments, since they shape the kernels'
 // registers and loops.
 template <typename Go>
 cudaError_t dispatch_tiled(lab::DType dtype, int64_t head_dim, bool causal, Go&& go) {
@@ -189,7 +196,10 @@ cudaError_t launch_attention_naive(lab::DType dtype, const void* q, const void* 
 template <int kD, int kRowTiles = 1>
 struct Flash2Tile {
   static constexpr int kWarpRows = 16 * kRowTiles;  // query rows a warp owns: kRowTiles m16 tiles (v2 1, v3 2)
-  static constexpr int kBlockM = 4 * kWarpRows, kBlockN = 64;  // queries per block, keys per tile
+  static constexpr int kBlockM = 4 * kWarpRows;     // queries per block
+  // Keys per tile: 64, or 32 for two row tiles at D = 128 (v3, v4), where two 64-key tiles of S beside two of O
+  // took ptxas past 255 registers a thread and it spilled (the build tables show each kernel's registers).
+  static constexpr int kBlockN = kRowTiles == 2 && kD == 128 ? 32 : 64;
   static constexpr int kThreads = 128;                         // 4 warps
   static constexpr bool kQInRegisters = kRowTiles == 1;        // v3's two tiles of O and S leave no room for Q
   static constexpr int kStride = kD + 8;                       // padded rows, in elements
@@ -243,17 +253,20 @@ __device__ __forceinline__ void mask_scores(float (&s)[kTiles][4], int key, int 
 // row's max is -inf after the first tile (key 0 is in it and every row sees key 0), so m_old - m_new is never
 // -inf - (-inf); on the first tile it is -inf, and the rescaling of the empty O and l gives 0.
 // softmax_row does the step for row h and returns the rescaling factor of its O; online_softmax applies it at once
-// (v2, v3), v4 later, when its O is no longer being written by the tensor cores.
+// (v2, v3), v5 later, when its O is no longer being written by the tensor cores. Its two halves, which v4 uses
+// apart: row_max, the tile's max of row h joined with m, and exponentiate_row, the exponentials of row h's scores
+// against a max of `shift` (already times c), returning this lane's share of their sum.
 template <int kTiles>
-__device__ __forceinline__ float softmax_row(float (&s)[kTiles][4], int h, float& m, float& l, float scale_log2) {
+__device__ __forceinline__ float row_max(const float (&s)[kTiles][4], int h, float m) {
   float tile_max = m;
 #pragma unroll
   for (int n = 0; n < kTiles; ++n) tile_max = fmaxf(tile_max, fmaxf(s[n][2 * h], s[n][2 * h + 1]));
   tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 1));
-  tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 2));
-  const float rescale = exp2_approx((m - tile_max) * scale_log2);
-  const float shift = tile_max * scale_log2;
-  m = tile_max;
+  return fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 2));
+}
+
+template <int kTiles>
+__device__ __forceinline__ float exponentiate_row(float (&s)[kTiles][4], int h, float shift, float scale_log2) {
   float sum = 0.0f;
 #pragma unroll
   for (int n = 0; n < kTiles; ++n)
@@ -262,7 +275,15 @@ __device__ __forceinline__ float softmax_row(float (&s)[kTiles][4], int h, float
       s[n][e] = exp2_approx(fmaf(s[n][e], scale_log2, -shift));
       sum += s[n][e];
     }
-  l = l * rescale + sum;
+  return sum;
+}
+
+template <int kTiles>
+__device__ __forceinline__ float softmax_row(float (&s)[kTiles][4], int h, float& m, float& l, float scale_log2) {
+  const float tile_max = row_max(s, h, m);
+  const float rescale = exp2_approx((m - tile_max) * scale_log2);
+  m = tile_max;
+  l = l * rescale + exponentiate_row(s, h, tile_max * scale_log2, scale_log2);
   return rescale;
 }
 
@@ -280,9 +301,53 @@ __device__ __forceinline__ void online_softmax(float (&s)[kTiles][4], float (&ac
   }
 }
 
+// v4's step, for all of a warp's rows at once: a row keeps its old max, and its O and l are not rescaled, unless
+// some row of the warp has a tile max more than kLazyLog2 above its own (times c: in log2 units). The result is
+// the same: O and l are sums of the same p = 2^(s·c - m·c), so the division by l at the end cancels whichever m
+// they were made with; a max kept below the true one only lets p reach 2^kLazyLog2 instead of 1, which fp16 and
+// bf16 P and the float32 sums hold with room to spare. After the first few tiles a row's max seldom grows that
+// much, so most tiles skip the rescaling: a thread's D/2 multiplies per row tile (half of the float32 work of a
+// 32-key tile at D = 128) and two MUFU.EX2. The decision is the warp's (one vote), so that the skipped multiplies
+// are not issued at all rather than predicated off lane by lane. The first tile always rescales: m is -inf there.
+constexpr float kLazyLog2 = 8.0f;
+
+template <int kRowTiles, int kTiles, int kOutTiles>
+__device__ __forceinline__ void online_softmax_lazy(float (&s)[kRowTiles][kTiles][4],
+                                                    float (&acc)[kRowTiles][kOutTiles][4], float (&m)[kRowTiles][2],
+                                                    float (&l)[kRowTiles][2], float scale_log2) {
+  float tile_max[kRowTiles][2];
+  bool grows = false;
+#pragma unroll
+  for (int r = 0; r < kRowTiles; ++r)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      tile_max[r][h] = row_max(s[r], h, m[r][h]);
+      grows |= (tile_max[r][h] - m[r][h]) * scale_log2 > kLazyLog2;
+    }
+  if (__any_sync(0xffffffffu, grows)) {
+#pragma unroll
+    for (int r = 0; r < kRowTiles; ++r)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const float rescale = exp2_approx((m[r][h] - tile_max[r][h]) * scale_log2);
+        m[r][h] = tile_max[r][h];
+        l[r][h] *= rescale;
+#pragma unroll
+        for (int n = 0; n < kOutTiles; ++n) {
+          acc[r][n][2 * h] *= rescale;
+          acc[r][n][2 * h + 1] *= rescale;
+        }
+      }
+  }
+#pragma unroll
+  for (int r = 0; r < kRowTiles; ++r)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) l[r][h] += exponentiate_row(s[r], h, m[r][h] * scale_log2, scale_log2);
+}
+
 // O = acc / l for this lane's two rows, `query` and query + 8 (o at the head's first row): the row's four lanes add
 // their shares of l, then each stores its pairs of adjacent outputs, rows past S left alone. acc is the m16n8 C
-// fragment (lab_mma.cuh) of kOutTiles n8 tiles: v2's and v3's mma.sync accumulators, v4's wgmma accumulator of
+// fragment (lab_mma.cuh) of kOutTiles n8 tiles: v2's to v4's mma.sync accumulators, v5's wgmma accumulator of
 // one warp.
 template <typename T, int kOutTiles>
 __device__ __forceinline__ void store_output(T* o, const float (&acc)[kOutTiles][4], const float (&l)[2], int query,
@@ -302,9 +367,10 @@ __device__ __forceinline__ void store_output(T* o, const float (&acc)[kOutTiles]
   }
 }
 
-// The kernel of v2 (kRowTiles = 1) and v3 (kRowTiles = 2): each warp owns kRowTiles m16 tiles of query rows, r
-// indexing them below; every K and V fragment loaded from shared memory feeds one mma per tile.
-template <typename T, int kD, bool kCausal, int kRowTiles>
+// The kernel of v2 (kRowTiles = 1), v3 (kRowTiles = 2) and v4 (v3 with kLazyRescale): each warp owns kRowTiles
+// m16 tiles of query rows, r indexing them below; every K and V fragment loaded from shared memory feeds one mma
+// per tile.
+template <typename T, int kD, bool kCausal, int kRowTiles, bool kLazyRescale = false>
 __global__ void __launch_bounds__(Flash2Tile<kD, kRowTiles>::kThreads)
     attention_flash2_kernel(const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v,
                             T* __restrict__ o, int seq, int q_blocks, float scale_log2) {
@@ -409,8 +475,9 @@ __global__ void __launch_bounds__(Flash2Tile<kD, kRowTiles>::kThreads)
 #pragma unroll
     for (int r = 0; r < kRowTiles; ++r) {
       if (masked) mask_scores<kCausal>(s[r], first_key + 2 * (lane % 4), lane_query + 16 * r, seq);
-      online_softmax(s[r], acc[r], m[r], l[r], scale_log2);
+      if constexpr (!kLazyRescale) online_softmax(s[r], acc[r], m[r], l[r], scale_log2);
     }
+    if constexpr (kLazyRescale) online_softmax_lazy(s, acc, m, l, scale_log2);
 
     // 9. O += P V, 16 keys at a time. The accumulators of n8 tiles 2ks and 2ks+1 are the A fragment of keys
     //    16ks..16ks+15 (a0 = tile 2ks rows g, a1 = its rows g+8, a2 and a3 = tile 2ks+1), rounded to fp16/bf16.
@@ -446,14 +513,14 @@ __global__ void __launch_bounds__(Flash2Tile<kD, kRowTiles>::kThreads)
   for (int r = 0; r < kRowTiles; ++r) store_output<T>(o, acc[r], l[r], lane_query + 16 * r, seq, lane);
 }
 
-// The grid of v2-v4: one block per Cfg::kBlockM queries of each head, head by head, in a 1-D grid; the kernel
+// The grid of v2-v5: one block per Cfg::kBlockM queries of each head, head by head, in a 1-D grid; the kernel
 // takes `inputs`, then S, the number of query blocks a head and the scale with log2(e) folded in.
 template <typename Cfg, int kD, typename Kernel, typename... Inputs>
 cudaError_t launch_query_blocks(Kernel kernel, int64_t heads, int64_t seq, cudaStream_t stream, Inputs... inputs) {
   const int64_t q_blocks = (seq + Cfg::kBlockM - 1) / Cfg::kBlockM;
   if (seq > INT_MAX / 2 || heads * q_blocks > INT_MAX) return cudaErrorInvalidConfiguration;
-  // Above 48 KB of dynamic shared memory a kernel must opt in (at D = 128 v2 takes 85 KB, v3 102 KB: two blocks
-  // per SM either way).
+  // Above 48 KB of dynamic shared memory a kernel must opt in (at D = 128 v2 takes 85 KB, v3 and v4 70 KB: two
+  // blocks per SM either way, which v3's and v4's registers allow too).
   const cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes);
   if (err != cudaSuccess) return err;
   kernel<<<static_cast<unsigned int>(heads * q_blocks), Cfg::kThreads, Cfg::kSmemBytes, stream>>>(
@@ -461,15 +528,15 @@ cudaError_t launch_query_blocks(Kernel kernel, int64_t heads, int64_t seq, cudaS
   return cudaGetLastError();
 }
 
-// v2 and v3 differ in the row tiles a warp owns only.
-template <int kRowTiles>
+// v2 and v3 differ in the row tiles a warp owns only, v3 and v4 in how the softmax rescales.
+template <int kRowTiles, bool kLazyRescale = false>
 cudaError_t launch_flash2(lab::DType dtype, const void* q, const void* k, const void* v, void* o, int64_t heads,
                           int64_t seq, int64_t head_dim, bool causal, cudaStream_t stream) {
   return dispatch_tiled(dtype, head_dim, causal, [&](auto tag, auto d, auto mask) {
     using T = decltype(tag);
     constexpr int kD = decltype(d)::value;
     return launch_query_blocks<Flash2Tile<kD, kRowTiles>, kD>(
-        attention_flash2_kernel<T, kD, decltype(mask)::value, kRowTiles>, heads, seq, stream,
+        attention_flash2_kernel<T, kD, decltype(mask)::value, kRowTiles, kLazyRescale>, heads, seq, stream,
         static_cast<const T*>(q), static_cast<const T*>(k), static_cast<const T*>(v), static_cast<T*>(o));
   });
 }
@@ -485,16 +552,29 @@ cudaError_t launch_attention_flash2(lab::DType dtype, const void* q, const void*
 // tile FlashAttention-2 itself runs at D = 128 on Hopper. Every K fragment (Q Kᵀ) and V fragment (P V) loaded by
 // ldmatrix now feeds two mma.sync instead of one, which halves the shared-memory reads per product of those
 // operands, and the two tiles' products are independent, so a warp has twice the work in flight between
-// dependent instructions. The cost is registers: two tiles of O (D/2 each) and of S (32 each) leave no room for
-// Q's fragments (D/4 a tile), which are loaded from shared memory again at every key tile, as FlashAttention-2
-// does. Shared memory: Q 128 rows + two stages of K and V, 102 KB at D = 128, still two blocks per SM.
+// dependent instructions. The cost is registers: two tiles of O (D/2 each) and of S leave no room for Q's
+// fragments (D/4 a tile), which are loaded from shared memory again at every key tile, as FlashAttention-2 does;
+// and at D = 128 the key tiles shrink to 32 (S 16 registers a row tile), since with 64 ptxas ran out of registers
+// and spilled to local memory. Shared memory: Q 128 rows + two stages of K and V, 70 KB at D = 128.
 cudaError_t launch_attention_warp32(lab::DType dtype, const void* q, const void* k, const void* v, void* o,
                                     float* /*scores*/, int64_t heads, int64_t seq, int64_t head_dim, bool causal,
                                     cudaStream_t stream) {
   return launch_flash2<2>(dtype, q, k, v, o, heads, seq, head_dim, causal, stream);
 }
 
-// ---- v4 wgmma: FlashAttention-3, Hopper's warpgroup MMA fed by TMA, softmax overlapped with the products. ---------
+// ---- v4 lazy: O rescaled only when a row's max has grown by more than 2^8. --------------------------------------
+// What changes against warp32: the online softmax keeps a row's running max, and leaves O and l as they are, until
+// some row of the warp sees a max more than kLazyLog2 (log2 units) above it (online_softmax_lazy; the trick of
+// FlashAttention-4). Exact, not an approximation: O and l are made with the same max and the final division
+// cancels it. With 32 keys a tile at D = 128, rescaling O is as many float32 multiplies as the rest of the softmax
+// together, on every tile; past the first tiles almost no tile needs it.
+cudaError_t launch_attention_lazy(lab::DType dtype, const void* q, const void* k, const void* v, void* o,
+                                  float* /*scores*/, int64_t heads, int64_t seq, int64_t head_dim, bool causal,
+                                  cudaStream_t stream) {
+  return launch_flash2<2, true>(dtype, q, k, v, o, heads, seq, head_dim, causal, stream);
+}
+
+// ---- v5 wgmma: FlashAttention-3, Hopper's warpgroup MMA fed by TMA, softmax overlapped with the products. ---------
 // What changes against flash2, and why each helps (FlashAttention-3, Shah et al. 2024; matmul.cu v5 is the same
 // machinery on a plain GEMM):
 //  * wgmma instead of mma.sync: a warpgroup (4 warps, 64 query rows) multiplies 64×16 by 16×N per instruction,
@@ -827,6 +907,9 @@ at::Tensor attention_flash2(const at::Tensor& q, const at::Tensor& k, const at::
 at::Tensor attention_warp32(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
   return run_attention(q, k, v, "attention", false, "warp32", launch_attention_warp32);
 }
+at::Tensor attention_lazy(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
+  return run_attention(q, k, v, "attention", false, "lazy", launch_attention_lazy);
+}
 at::Tensor attention_wgmma(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
   return run_attention(q, k, v, "attention", false, "wgmma", launch_attention_wgmma);
 }
@@ -835,6 +918,7 @@ TORCH_LIBRARY(lab_attention, m) {
   m.def("naive(Tensor q, Tensor k, Tensor v) -> Tensor");
   m.def("flash2(Tensor q, Tensor k, Tensor v) -> Tensor");
   m.def("warp32(Tensor q, Tensor k, Tensor v) -> Tensor");
+  m.def("lazy(Tensor q, Tensor k, Tensor v) -> Tensor");
   m.def("wgmma(Tensor q, Tensor k, Tensor v) -> Tensor");
 }
 
@@ -842,6 +926,7 @@ TORCH_LIBRARY_IMPL(lab_attention, CUDA, m) {
   m.impl("naive", &attention_naive);
   m.impl("flash2", &attention_flash2);
   m.impl("warp32", &attention_warp32);
+  m.impl("lazy", &attention_lazy);
   m.impl("wgmma", &attention_wgmma);
 }
 #endif  // LAB_ATTENTION_KERNELS_ONLY

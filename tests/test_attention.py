@@ -112,7 +112,7 @@ def test_the_reference_in_blocks_is_the_reference_whole(monkeypatch):
 
 # The CUDA rows carry the gpu marker, so `pytest -m gpu` (bench/gpu_run.sh tests) runs them; the Triton rows run
 # everywhere, under the interpreter without a GPU.
-CUDA_ROWS = ("cuda:naive", "cuda:flash2", "cuda:warp32", "cuda:wgmma")
+CUDA_ROWS = ("cuda:naive", "cuda:flash2", "cuda:warp32", "cuda:lazy", "cuda:wgmma")
 ROWS = ["triton:basic", "triton:tuned", "triton:tma", *[pytest.param(row, marks=pytest.mark.gpu) for row in CUDA_ROWS]]
 
 
