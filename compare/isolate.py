@@ -132,17 +132,21 @@ def handed_over(device):
     import torch
 
     global _handover_pool
-    if _handover_pool is None:
-        # no_split: a segment of its own for every tensor, its free ones reused by later tensors of this pool only.
-        # Without it (an older torch), tensors handed over may share a segment with each other, never with anything
-        # else of this process's.
-        splits = "no_split" in inspect.signature(torch.cuda.MemPool.__init__).parameters
-        _handover_pool = torch.cuda.MemPool(no_split=True) if splits else torch.cuda.MemPool()
-    with torch.cuda.use_mem_pool(_handover_pool):
-        yield
+    # One thread at a time: torch lets only one thread allocate into a pool at once, and rows checked side by side
+    # (--check-rows) make their inputs on threads of their own.
+    with _handover_lock:
+        if _handover_pool is None:
+            # no_split: a segment of its own for every tensor, its free ones reused by later tensors of this pool
+            # only. Without it (an older torch), tensors handed over may share a segment with each other, never with
+            # anything else of this process's.
+            splits = "no_split" in inspect.signature(torch.cuda.MemPool.__init__).parameters
+            _handover_pool = torch.cuda.MemPool(no_split=True) if splits else torch.cuda.MemPool()
+        with torch.cuda.use_mem_pool(_handover_pool):
+            yield
 
 
 _handover_pool = None
+_handover_lock = threading.Lock()
 
 
 def release_handed_over() -> None:
@@ -150,7 +154,8 @@ def release_handed_over() -> None:
     cached memory of a pool still in use alone, so the harness calls this right before it: the old pool's memory
     then goes back to the driver as soon as the tensors in it are freed."""
     global _handover_pool
-    _handover_pool = None
+    with _handover_lock:
+        _handover_pool = None
 
 
 def short_error(exc: BaseException) -> str:

@@ -1,6 +1,8 @@
 """--check-rows N (compare/runner.py): several rows checked at once on one GPU, while a timed cell and the kernel
 accounting have the GPU alone. The gate must never let a timing overlap a check, and rows checked at once must get
 exactly the checks they get one after another."""
+import pytest
+import torch
 
 
 def test_a_timed_section_waits_for_the_checks_in_flight_and_holds_back_new_ones():
@@ -251,3 +253,30 @@ def test_the_profilers_start_up_runs_beside_other_rows_checks_and_the_profiled_c
     runner._account_kernels(Pool(), op, impl, [torch.float32], "cpu", [(1024,)], 0, out)
     assert held == [("start_profiler", "shared"), ("kernels_launched", "exclusive")]
     assert out.status.status == Status.OK and [k.kernels for k in out.kernels] == [["gelu_vec_kernel"]], out
+
+
+@pytest.mark.gpu
+def test_rows_checked_at_once_make_the_inputs_they_hand_over_on_threads_of_their_own():
+    """compare.isolate.handed_over from several threads at once, as rows checked side by side make their inputs:
+    torch lets one thread at a time allocate into a memory pool, and raises for a second one."""
+    import threading
+
+    from compare import isolate
+
+    errors, start = [], threading.Barrier(4)
+
+    def make_inputs():
+        try:
+            start.wait()
+            for _ in range(50):
+                with isolate.handed_over(torch.device("cuda")):
+                    torch.empty(1 << 20, device="cuda").fill_(1.0)
+        except Exception as exc:  # noqa: BLE001 (the test reports whatever a thread raised)
+            errors.append(f"{type(exc).__name__}: {exc}")
+
+    threads = [threading.Thread(target=make_inputs) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors, errors[0]
