@@ -399,6 +399,71 @@ def test_the_degeneracy_test_reusing_a_cases_bounds_finds_what_it_finds_alone():
                 assert alone == reused, (offset, scale, tol, alone, reused)
 
 
+def _references_at_the_edges(tol, dtype, g, n=65):
+    """References for the degeneracy test: random ones of every magnitude and spread, around zero and around a
+    value; at the edge of each test (values at and just beyond their own bound, spreads at and just beyond twice the
+    bound); near the output dtype's smallest normal number and its largest value (an fp16 overflow when rounded);
+    empty, one element, all zeros, float64's extremes, and inf and NaN among the values."""
+    info = torch.finfo(dtype or torch.float32)
+    for scale in (1e-300, info.eps * info.tiny, info.tiny, 1e-9, 1e-3, 1.0, 1e3, info.max):
+        for spread in (0.0, 1e-12, 1e-7, 1e-4, 1e-2, 1.0, 100.0):
+            noise = torch.randn(n, generator=g, dtype=torch.float64)
+            yield scale * (1 + spread * noise)
+            yield scale * spread * noise
+    fixed_point = 0.0  # where |x| equals its own bound: an all-zeros output just passes at x, and fails beyond it
+    for _ in range(64):
+        fixed_point = float(check._bound(torch.tensor([fixed_point], dtype=torch.float64), tol, dtype)[0])
+    for c in (0.0, info.eps * info.tiny, info.tiny, 1.0, 1.5, 2.0 ** 10, info.max):
+        bound = float(check._bound(torch.tensor([c], dtype=torch.float64), tol, dtype)[0])
+        for k in (0.5, 1 - 1e-9, 1.0, 1 + 1e-9, 1 + 1e-6, 1.01, 2.0):
+            yield torch.full((n,), k * fixed_point, dtype=torch.float64)
+            yield c + k * bound * torch.linspace(-1, 1, n, dtype=torch.float64)
+            yield c + k * bound * torch.tensor([-1.0, 1.0], dtype=torch.float64)
+            yield c - k * bound * torch.rand(n, generator=g, dtype=torch.float64)
+    yield torch.zeros(n, dtype=torch.float64)
+    yield torch.zeros(0, dtype=torch.float64)
+    yield torch.tensor(3.0, dtype=torch.float64)
+    yield torch.tensor([1e-300], dtype=torch.float64)
+    yield torch.tensor([1.7e308, -1.7e308, 0.0], dtype=torch.float64)
+    for special in (float("inf"), float("-inf"), float("nan")):
+        ref = torch.randn(n, generator=g, dtype=torch.float64)
+        ref[n // 2] = special
+        yield ref
+        yield torch.tensor([special, 2.0, 2.0], dtype=torch.float64)
+        yield torch.full((n,), special, dtype=torch.float64)
+
+
+def test_the_degeneracy_test_decides_plain_references_from_their_extremes_as_the_full_test_does():
+    """is_degenerate first tries to rule both trivial outputs out from the reference's lowest and highest values,
+    against a bound no element's bound exceeds, and computes every element's bound only where that can't tell: the
+    same verdict as the full test everywhere, with the dtype's ulps or without, with rtol and atol 0 or not; and a
+    typical reference is decided without the full test, or it would save nothing."""
+    g = torch.Generator().manual_seed(4)
+    tolerances = (Tolerance(atol=1e-6, rtol=1e-3), Tolerance(atol=0.0, rtol=2.0**-18), Tolerance(atol=1e-3, rtol=0.0),
+                  Tolerance(atol=0.0, rtol=0.0), Tolerance(atol=0.0, rtol=0.0, ulps=1),
+                  Tolerance(atol=0.0, rtol=0.0, ulps=0.5), Tolerance(atol=2.0**-20, rtol=0.0, ulps=4),
+                  Tolerance(atol=1e-7, rtol=1e-5, ulps=2), Tolerance(atol=0.0, rtol=2.0))
+    verdicts = set()
+    for dtype in (torch.float32, torch.float16, torch.bfloat16, None):
+        for tol in tolerances:
+            for ref in _references_at_the_edges(tol, dtype, g):
+                full = check._degenerate_in_full(ref, tol, dtype)
+                quick = check._plainly_not_degenerate(ref, tol, dtype)
+                assert full == "" or not quick, (dtype, tol, ref, full)
+                assert check.is_degenerate(ref, tol, dtype) == full, (dtype, tol, ref, full)
+                if dtype is not None:
+                    assert check.is_degenerate(ref, tol, dtype, check.prepare(ref, tol, dtype)) == full
+                verdicts.add((full.split(" ")[1] if full else "", quick))
+            typical = torch.randn(4099, generator=g, dtype=torch.float64)
+            assert check._plainly_not_degenerate(typical, tol, dtype) == (tol.rtol < 1), (dtype, tol)
+    # Both trivial outputs found, and references the quick test decides and ones it leaves to the full test.
+    assert {("all-zeros", False), ("constant", False), ("", False), ("", True)} <= verdicts, verdicts
+    for dtype in (torch.float32, torch.float16, torch.bfloat16):
+        tol = GELU.tolerance(dtype, SHAPE)
+        ref = GELU.reference(torch.randn(SHAPE, generator=g, dtype=torch.float64))
+        assert check._plainly_not_degenerate(ref, tol, dtype), dtype
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("layout", [None, "every other element"])
 def test_no_input_handed_to_a_row_shares_a_cuda_allocation_with_the_judges_copies(layout):
