@@ -35,7 +35,7 @@ async_compile = AsyncCompile()
 empty_strided_p2p = torch._C._distributed_c10d._SymmetricMemory.empty_strided_p2p
 
 
-# kernel path: /tmp/tmppixitdkc/x2/cx2gs6xtqqxc5m32gcpqjuqqfptdm63ng34ugpsythglq6qvqfhw.py
+# kernel path: /tmp/tmp0a69wr6x/x2/cx2gs6xtqqxc5m32gcpqjuqqfptdm63ng34ugpsythglq6qvqfhw.py
 # Topologically Sorted Source Nodes: [view, exp_, sum_1, div_, to], Original ATen: [aten.view, aten.mul, aten.amax, aten.sub, aten.exp, aten.sum, aten.div, aten._to_copy]
 # Source node to ATen node mapping:
 #   div_ => div

@@ -35,7 +35,7 @@ async_compile = AsyncCompile()
 empty_strided_p2p = torch._C._distributed_c10d._SymmetricMemory.empty_strided_p2p
 
 
-# kernel path: /tmp/tmp1c3gy8k9/ti/ctiaa3apqakvqtyehfi4toozz7jkcqyqionrvzf376ncsabasdjv.py
+# kernel path: /tmp/tmpp564i2_e/ti/ctiaa3apqakvqtyehfi4toozz7jkcqyqionrvzf376ncsabasdjv.py
 # Topologically Sorted Source Nodes: [view, exp_, sum_1, div_, to], Original ATen: [aten.view, aten.mul, aten.amax, aten.sub, aten.exp, aten.sum, aten.div, aten._to_copy]
 # Source node to ATen node mapping:
 #   div_ => div

@@ -35,7 +35,7 @@ async_compile = AsyncCompile()
 empty_strided_p2p = torch._C._distributed_c10d._SymmetricMemory.empty_strided_p2p
 
 
-# kernel path: /tmp/tmp2ytsrqlf/at/catxm6sn5dcrwlclvij4imld2c5a2d3kg3d2cjefxlgdkbpamqfx.py
+# kernel path: /tmp/tmpo_j8guu0/at/catxm6sn5dcrwlclvij4imld2c5a2d3kg3d2cjefxlgdkbpamqfx.py
 # Topologically Sorted Source Nodes: [triu, ones, masked_fill_, view, scores_1, div_, to], Original ATen: [aten.triu, aten.ones, aten.masked_fill, aten.view, aten.mul, prims.prepare_softmax_online, aten.sub, aten.exp, aten.div, aten._to_copy]
 # Source node to ATen node mapping:
 #   div_ => div

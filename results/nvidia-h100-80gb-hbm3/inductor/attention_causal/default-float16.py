@@ -35,7 +35,7 @@ async_compile = AsyncCompile()
 empty_strided_p2p = torch._C._distributed_c10d._SymmetricMemory.empty_strided_p2p
 
 
-# kernel path: /tmp/tmpoopsnhiu/xj/cxj7m266med4kdg7xinzmzvkmlm35t7n24jzbrfxm2kqikmrf2rj.py
+# kernel path: /tmp/tmphkd0dwu7/xj/cxj7m266med4kdg7xinzmzvkmlm35t7n24jzbrfxm2kqikmrf2rj.py
 # Topologically Sorted Source Nodes: [triu, ones, masked_fill_, view, scores_1, div_, to], Original ATen: [aten.triu, aten.ones, aten.masked_fill, aten.view, aten.mul, prims.prepare_softmax_online, aten.sub, aten.exp, aten.div, aten._to_copy]
 # Source node to ATen node mapping:
 #   div_ => div
