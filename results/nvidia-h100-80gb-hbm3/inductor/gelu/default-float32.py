@@ -35,7 +35,7 @@ async_compile = AsyncCompile()
 empty_strided_p2p = torch._C._distributed_c10d._SymmetricMemory.empty_strided_p2p
 
 
-# kernel path: /tmp/tmpnd45uitb/4p/c4pn43kvyhff3osbvhdhfrwkkpnbephl26m2fnnrsdsw3obfcyyj.py
+# kernel path: /tmp/tmpcxiw7ruf/4p/c4pn43kvyhff3osbvhdhfrwkkpnbephl26m2fnnrsdsw3obfcyyj.py
 # Topologically Sorted Source Nodes: [gelu], Original ATen: [aten.gelu]
 # Source node to ATen node mapping:
 #   gelu => add, add_1, mul, mul_1, mul_2, mul_3, mul_4, mul_5, tanh
