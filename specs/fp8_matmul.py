@@ -13,7 +13,10 @@ The arithmetic the tolerance allows (specs/fp8_matmul.py: tolerances):
   * Hopper's fp8 tensor cores add the products of each k-step (32) into their accumulator with fewer bits than
     float32 (about 14 in published measurements), which is why cuBLAS, DeepGEMM and Triton's
     max_num_imprecise_acc add the tensor core's partial result into a true float32 accumulator every few k-steps:
-    up to 2^-13 of the running sum per k-step, a random walk over K/32 of them: the term 2^-11·sqrt(K/32);
+    up to 2^-13 of the running sum per k-step, a random walk over K/32 of them with a margin: the term
+    2^-10·sqrt(K/32). The margin is measured, not derived: on an H100 at M=1800 N=1304 K=144, with one check's
+    inputs, cuBLASLt (torch:eager) and the lab's wgmma rows, all bit-identical, put one element of 2.3 million 9%
+    past the term 2^-11·sqrt(K/32) this spec had, while the mma.sync and Triton rows stayed within it;
   * both scales multiply the float32 sum (two roundings), and the result is rounded once to bfloat16: one bf16 ulp.
 The scales lie in [0.5, 2), so the absolute terms are multiplied by 4. A kernel that drops a K tile, reads e4m3 as
 e5m2, forgets a scale, transposes an operand or accumulates in bf16 is off by far more.
@@ -73,7 +76,7 @@ def torch_eager(a, b, scale_a, scale_b):
 
 def tolerances(dtype, shape):
     k = max(shape[2], 1)
-    accumulation = 2.0**-21 * math.sqrt(k) + 2.0**-11 * math.sqrt(math.ceil(k / 32))
+    accumulation = 2.0**-21 * math.sqrt(k) + 2.0**-10 * math.sqrt(math.ceil(k / 32))
     return Tolerance(atol=4 * accumulation, rtol=0.0, ulps=1)
 
 
