@@ -27,7 +27,7 @@ import torch  # noqa: E402
 if not torch.cuda.is_available():
     os.environ.setdefault("TRITON_INTERPRET", "1")  # read when a Triton kernel is decorated: before any row loads
 
-from compare import build, check, cli, discover, schedule, worker  # noqa: E402
+from compare import build, check, cli, discover, runner, schedule, worker  # noqa: E402
 from compare.schedule import RANDOM, CheckCase  # noqa: E402
 
 
@@ -43,13 +43,6 @@ def parse_args(argv):
     p.add_argument("--seed", type=int, default=0, help="the run's base seed (python -m compare --seed)")
     p.add_argument("--calls", type=int, default=1, help="how many times each row is judged on the case")
     return p.parse_args(argv)
-
-
-def _usable(op, impl, gpu: bool) -> str | None:
-    """Why this row can't run here, or None."""
-    if not gpu:
-        return "needs a GPU" if impl.needs_gpu else None
-    return op.unavailable_reason(impl.name, torch.cuda.get_device_capability())
 
 
 def main(argv=None) -> int:
@@ -76,10 +69,11 @@ def main(argv=None) -> int:
     if gpu and any(i.backend == "cuda" for i in impls):
         build.build(discover.base_name(op.name), op.cuda_flags, progress=False)
     outputs = {}
+    capability = torch.cuda.get_device_capability() if gpu else None
     for impl in impls:
-        reason = _usable(op, impl, gpu)
-        if reason:
-            print(f"  {impl.name:22} skipped: {reason}", flush=True)
+        if unfit := runner.unrunnable(op, impl, gpu, capability):
+            why = f": {unfit.message}" if unfit.message else ""
+            print(f"  {impl.name:22} {unfit.status.value}{why}", flush=True)
             continue
         if impl.backend == "triton" and not gpu:
             worker._use_interpreter_autotune_stub(impl)

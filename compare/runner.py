@@ -123,6 +123,19 @@ def _pool(options: Options):
     return isolate.Worker(options.row_timeout_s) if options.isolate else isolate.InProcess()
 
 
+def unrunnable(op: Op, impl, gpu: bool, capability) -> RowStatus | None:
+    """Why a row cannot run on this machine, as the status it is reported with, or None."""
+    # A peer whose package is missing is skipped, saying what to install, on any machine: a GPU would not help.
+    if why := op.unavailable_reason(impl.name, capability):
+        return RowStatus(impl.name, Status.SKIPPED, why)
+    if not gpu and impl.needs_gpu:
+        return RowStatus(impl.name, Status.NEEDS_GPU)
+    if not gpu and impl.backend == "triton" and op.interpreter_unfit:
+        # the interpreter would judge its own emulation, not the row
+        return RowStatus(impl.name, Status.SKIPPED, f"not checked without a GPU: {op.interpreter_unfit}")
+    return None
+
+
 def run_op(op: Op, options: Options, impls: list[discover.Impl] | None = None) -> OpResult:
     """Every row of the op (or the given ones: tests plant rows from other files) through the schedule."""
     global _display
@@ -177,15 +190,8 @@ def run_op(op: Op, options: Options, impls: list[discover.Impl] | None = None) -
         _build_cuda(op, sources, build_pools, options, gpu, status, result)
     capability = torch.cuda.get_device_capability() if gpu else None
     for impl in impls:
-        # A peer whose package is missing is skipped, saying what to install, on any machine: a GPU would not help.
-        if status[impl.name].status == Status.OK and (why := op.unavailable_reason(impl.name, capability)):
-            status[impl.name] = RowStatus(impl.name, Status.SKIPPED, why)
-        elif status[impl.name].status == Status.OK and not gpu and impl.needs_gpu:
-            status[impl.name] = RowStatus(impl.name, Status.NEEDS_GPU)
-        elif status[impl.name].status == Status.OK and not gpu and impl.backend == "triton" and op.interpreter_unfit:
-            # the interpreter would judge its own emulation, not the row
-            why = f"not checked without a GPU: {op.interpreter_unfit}"
-            status[impl.name] = RowStatus(impl.name, Status.SKIPPED, why)
+        if status[impl.name].status == Status.OK and (unfit := unrunnable(op, impl, gpu, capability)):
+            status[impl.name] = unfit
 
     starts, start_s = 0, 0.0
     runnable = [impl for impl in impls if status[impl.name].status == Status.OK]
@@ -603,8 +609,7 @@ def _check(pool, op: Op, impl, case: schedule.CheckCase, device, seconds: dict |
         phase = "checks/run again alone, out of GPU memory beside other rows"
     clock = _PhaseClock(seconds)
     with clock(phase), _gate.exclusive():
-        isolate.release_handed_over()
-        torch.cuda.empty_cache()  # what the parent's threads left cached goes back before the case runs alone
+        _empty_cache()  # what the parent's threads left cached goes back before the case runs alone
         try:
             return _check_case(pool, op, impl, case, device, seconds)
         except _OutOfMemory as oom:
@@ -652,6 +657,12 @@ def _check_case(pool, op: Op, impl, case: schedule.CheckCase, device, seconds: d
 
 def _release_cached_memory(pool, impl) -> None:
     _call(pool, impl, "release_cached_memory")
+    _empty_cache()
+
+
+def _empty_cache() -> None:
+    """This process's cached GPU memory back to the driver, the pool of the inputs handed to rows among it
+    (compare.isolate.release_handed_over: empty_cache alone leaves a pool in use as it is)."""
     isolate.release_handed_over()
     torch.cuda.empty_cache()
 
@@ -750,8 +761,7 @@ def _judge_timed_outputs(pool, op: Op, impl, cell, timed_out, sets, pristine) ->
         pass
     _release_cached_memory(pool, impl)  # here, not in the except clause, whose traceback holds the judging's tensors
     with _gate.exclusive():
-        isolate.release_handed_over()
-        torch.cuda.empty_cache()  # what the parent's other threads left cached goes back first
+        _empty_cache()  # what the parent's other threads left cached goes back first
         return judge()
 
 

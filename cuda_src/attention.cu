@@ -287,18 +287,21 @@ __device__ __forceinline__ float softmax_row(float (&s)[kTiles][4], int h, float
   return rescale;
 }
 
+// Row h of this lane's O (registers 2h, 2h + 1 of every n8 tile) times factor: the rescaling by a moved max.
+template <int kOutTiles>
+__device__ __forceinline__ void scale_output_row(float (&acc)[kOutTiles][4], int h, float factor) {
+#pragma unroll
+  for (int n = 0; n < kOutTiles; ++n) {
+    acc[n][2 * h] *= factor;
+    acc[n][2 * h + 1] *= factor;
+  }
+}
+
 template <int kTiles, int kOutTiles>
 __device__ __forceinline__ void online_softmax(float (&s)[kTiles][4], float (&acc)[kOutTiles][4], float (&m)[2],
                                                float (&l)[2], float scale_log2) {
 #pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    const float rescale = softmax_row(s, h, m[h], l[h], scale_log2);
-#pragma unroll
-    for (int n = 0; n < kOutTiles; ++n) {
-      acc[n][2 * h] *= rescale;
-      acc[n][2 * h + 1] *= rescale;
-    }
-  }
+  for (int h = 0; h < 2; ++h) scale_output_row(acc, h, softmax_row(s, h, m[h], l[h], scale_log2));
 }
 
 // v4's step, for all of a warp's rows at once: a row keeps its old max, and its O and l are not rescaled, unless
@@ -332,11 +335,7 @@ __device__ __forceinline__ void online_softmax_lazy(float (&s)[kRowTiles][kTiles
         const float rescale = exp2_approx((m[r][h] - tile_max[r][h]) * scale_log2);
         m[r][h] = tile_max[r][h];
         l[r][h] *= rescale;
-#pragma unroll
-        for (int n = 0; n < kOutTiles; ++n) {
-          acc[r][n][2 * h] *= rescale;
-          acc[r][n][2 * h + 1] *= rescale;
-        }
+        scale_output_row(acc[r], h, rescale);
       }
   }
 #pragma unroll

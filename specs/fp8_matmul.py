@@ -14,9 +14,9 @@ The arithmetic the tolerance allows (specs/fp8_matmul.py: tolerances):
     float32 (about 14 in published measurements), which is why cuBLAS, DeepGEMM and Triton's
     max_num_imprecise_acc add the tensor core's partial result into a true float32 accumulator every few k-steps:
     up to 2^-13 of the running sum per k-step, a random walk over K/32 of them with a margin: the term
-    2^-10·sqrt(K/32). The margin is measured, not derived: on an H100 at M=1800 N=1304 K=144, with one check's
-    inputs, cuBLASLt (torch:eager) and the lab's wgmma rows, all bit-identical, put one element of 2.3 million 9%
-    past the term 2^-11·sqrt(K/32) this spec had, while the mma.sync and Triton rows stayed within it;
+    2^-10·sqrt(K/32). The margin is measured, not derived (commit 4cb51de says where and by how much): at one
+    check case cuBLASLt (torch:eager) and the lab's wgmma rows, bit-identical, went past the term 2^-11·sqrt(K/32)
+    this spec had, while the mma.sync and Triton rows stayed within it (bench/same_inputs.py shows it);
   * both scales multiply the float32 sum (two roundings), and the result is rounded once to bfloat16: one bf16 ulp.
 The scales lie in [0.5, 2), so the absolute terms are multiplied by 4. A kernel that drops a K tile, reads e4m3 as
 e5m2, forgets a scale, transposes an operand or accumulates in bf16 is off by far more.
