@@ -53,14 +53,16 @@ def test_b_is_column_major_and_the_scales_are_a_row_and_a_column():
     assert scale_a.shape == (5, 1) and scale_b.shape == (1, 7) and bool((scale_a >= 0.5).all())
 
 
-@pytest.mark.parametrize("shape", [(40, 24, 64), (130, 70, 256), (1, 520, 48)])
-def test_the_persistent_step_takes_its_tma_path_and_is_right(shape, device):
-    """triton:persistent reads A and Bt through TMA descriptors where K is a multiple of 16, which none of the
-    spec's interpreter shapes is: these are (the interpreter runs host-side descriptors, zero fill included)."""
+@pytest.mark.parametrize("row", ["triton:persistent", "triton:k256"])
+@pytest.mark.parametrize("shape", [(40, 24, 64), (130, 70, 256), (1, 520, 48), (150, 260, 528)])
+def test_the_persistent_steps_take_their_tma_path_and_are_right(row, shape, device):
+    """triton:persistent and triton:k256 read A and Bt through TMA descriptors where K is a multiple of 16, which
+    none of the spec's interpreter shapes is: these are (the interpreter runs host-side descriptors, zero fill
+    included; K = 528 is two K tiles of 256 and part of a third)."""
     from compare import worker
     from triton_src import fp8_matmul as triton_fp8
 
-    impl = next(i for i in discover.implementations(OP) if i.name == "triton:persistent")
+    impl = next(i for i in discover.implementations(OP) if i.name == row)
     worker._use_interpreter_autotune_stub(impl)
     args = fp8_matmul.make_inputs(shape, torch.float8_e4m3fn, device, torch.Generator(device=device).manual_seed(1))
     assert triton_fp8.uses_tma(*args[:2])

@@ -9,10 +9,10 @@ except ImportError:  # an older Triton: kernels take their pointer paths
     TensorDescriptor = None
 
 
-def descriptor(t: torch.Tensor):
-    """A host-side tensor descriptor of t, its block shape a placeholder: a config's pre_hook sets the real one
+def descriptor(t: torch.Tensor, block_shape: list[int] | None = None):
+    """A host-side tensor descriptor of t. Without block_shape, a placeholder: a config's pre_hook sets the real one
     before every launch (a descriptor's block shape is part of it, and each autotune config has its own)."""
-    return TensorDescriptor(t, list(t.shape), list(t.stride()), [1] * t.dim())
+    return TensorDescriptor(t, list(t.shape), list(t.stride()), block_shape or [1] * t.dim())
 
 
 @functools.cache

@@ -13,12 +13,24 @@ Steps (each one a row, triton:<name>; measured figures: results/<gpu>/fp8_matmul
                   wgmma and fills past the edges with zeros), so no thread computes addresses or masks in the K loop
                   (triton_src/matmul.py's persistent step says more); where K is not a multiple of 16 the rows of A
                   and Bt are not 16-byte aligned, which TMA needs, and v3 runs v2
+  v4 k256         v3 with K tiles of 256 and 128×128 tiles of C: half as many promotions (below) per product
 
 tl.dot takes the e4m3 tiles as they are: on Hopper it emits wgmma with 8-bit operands (k = 32 per instruction),
 reading B K-major, which the column-major B is. Its max_num_imprecise_acc decides how long the tensor core may
 accumulate with its own reduced precision before the partial sum is added into a true float32 accumulator: Triton's
 default on Hopper never does (cuBLAS's "fast accumulation"), so every step sets it to BLOCK_K, a promotion per K
 tile, as cuBLAS (use_fast_accum=False) and DeepGEMM do.
+
+What a promotion costs, and why v4 exists: Triton emits it as a wait for the K tile's wgmma, then one float32 add per
+element of the tile into the accumulator, and the next K tile's wgmma starts after the adds, so the tensor core idles
+while they run. An SM's fp8 tensor cores do about 8192 flops a cycle (1979 TFLOP/s dense over 132 SMs at 1.83 GHz),
+so a BLOCK_M×BLOCK_N×BLOCK_K step takes BLOCK_M·BLOCK_N·BLOCK_K/4096 cycles; its promotion, BLOCK_M·BLOCK_N adds on 128
+float32 lanes, takes BLOCK_M·BLOCK_N/128: 32/BLOCK_K of the tensor time whatever the tile, a quarter at BLOCK_K = 128
+(v2, v3), an eighth at 256 (v4). The CUDA side overlaps it instead: two consumer warpgroups, one adding while the
+other's wgmma runs (cuda_src/fp8_matmul.cu), which these Triton steps leave to the compiler. v4 pays for its
+K tile with a smaller C tile: a warpgroup's 64×256 slice of v3's 128×256 tile holds 128 float32 registers a thread of
+accumulator and 128 of partial sum, past the 255 a thread may have, and three stages of 128×256×256 do not fit in
+shared memory, so v4 takes 128×128 tiles, three stages of 64 KB.
 """
 import torch
 import triton
@@ -140,15 +152,11 @@ def _set_block_shapes(nargs):
     nargs["b_desc"].block_shape = [nargs["BLOCK_N"], nargs["BLOCK_K"]]
 
 
-@triton.autotune(
-    configs=[triton.Config({"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": 128, "GROUP_M": 8}, num_warps=w, num_stages=s,
-                           pre_hook=_set_block_shapes)
-             for bm, bn, w, s in ((128, 256, 8, 3), (128, 256, 8, 4), (128, 128, 8, 4), (128, 128, 4, 5))],
-    key=["M", "N", "K"])
 @triton.jit
-def fp8_matmul_persistent_kernel(a_desc, b_desc, sa_ptr, sb_ptr, c_ptr, M, N, K, stride_sa, stride_sb, stride_cm,
-                                 NUM_SMS: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-                                 BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
+def _persistent_tiles(a_desc, b_desc, sa_ptr, sb_ptr, c_ptr, M, N, K, stride_sa, stride_sb, stride_cm,
+                      NUM_SMS: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                      GROUP_M: tl.constexpr):
+    """A program's tiles of C, p, p + #SMs, ...: v3 and v4 differ only in the tile sizes."""
     tiles = tl.cdiv(M, BLOCK_M) * tl.cdiv(N, BLOCK_N)
     for tile in range(tl.program_id(0), tiles, NUM_SMS):
         pid_m, pid_n = _grouped_tile(tile, M, N, BLOCK_M, BLOCK_N, GROUP_M)
@@ -166,6 +174,19 @@ def fp8_matmul_persistent_kernel(a_desc, b_desc, sa_ptr, sb_ptr, c_ptr, M, N, K,
                  mask=(rm[:, None] < M) & (rn[None, :] < N))
 
 
+@triton.autotune(
+    configs=[triton.Config({"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": 128, "GROUP_M": 8}, num_warps=w, num_stages=s,
+                           pre_hook=_set_block_shapes)
+             for bm, bn, w, s in ((128, 256, 8, 3), (128, 256, 8, 4), (128, 128, 8, 4), (128, 128, 4, 5))],
+    key=["M", "N", "K"])
+@triton.jit
+def fp8_matmul_persistent_kernel(a_desc, b_desc, sa_ptr, sb_ptr, c_ptr, M, N, K, stride_sa, stride_sb, stride_cm,
+                                 NUM_SMS: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                                 BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
+    _persistent_tiles(a_desc, b_desc, sa_ptr, sb_ptr, c_ptr, M, N, K, stride_sa, stride_sb, stride_cm, NUM_SMS,
+                      BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M)
+
+
 def uses_tma(a: torch.Tensor, b: torch.Tensor) -> bool:
     """Whether descriptors can describe A and Bt: unit column strides, 16-byte aligned bases and row strides (K a
     multiple of 16), a GPU with a TMA unit (Hopper on), a Triton with host-side descriptors. The strides themselves
@@ -180,15 +201,43 @@ def uses_tma(a: torch.Tensor, b: torch.Tensor) -> bool:
     return all(t.data_ptr() % 16 == 0 for t in (a, b)) and a.shape[1] % 16 == 0
 
 
-@variant("persistent")
-def persistent(a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor, scale_b: torch.Tensor):
+def _persistent_launch(kernel, a, b, scale_a, scale_b, block: tuple[int, int, int] | None = None, **meta):
+    """v3's and v4's host side: v2 where TMA can't describe A or Bt, else one program per SM (fewer where there are
+    fewer tiles). block (BLOCK_M, BLOCK_N, BLOCK_K) where the kernel has one fixed tile; without it, the autotuner's
+    config sets the descriptors' block shapes."""
     if not uses_tma(a, b):
         return tuned(a, b, scale_a, scale_b)
     m, n, k, c = _prepare("fp8_matmul", a, b, scale_a, scale_b)
     if c.numel():
         sms = triton_src.sm_count(a.device, 4)
-        grid = lambda meta: (min(sms, triton.cdiv(m, meta["BLOCK_M"]) * triton.cdiv(n, meta["BLOCK_N"])),)  # noqa: E731
-        fp8_matmul_persistent_kernel[grid](triton_src.descriptor(a), triton_src.descriptor(b.t()), scale_a, scale_b,
-                                           c, m, n, k, scale_a.stride(0), scale_b.stride(1), c.stride(0),
-                                           NUM_SMS=sms)
+        bm, bn, bk = block or (None, None, None)
+        def grid(meta):
+            return (min(sms, triton.cdiv(m, bm or meta["BLOCK_M"]) * triton.cdiv(n, bn or meta["BLOCK_N"])),)
+        a_desc = triton_src.descriptor(a, block and [bm, bk])
+        b_desc = triton_src.descriptor(b.t(), block and [bn, bk])
+        kernel[grid](a_desc, b_desc, scale_a, scale_b, c, m, n, k, scale_a.stride(0), scale_b.stride(1), c.stride(0),
+                     NUM_SMS=sms, **meta)
     return c
+
+
+@variant("persistent")
+def persistent(a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor, scale_b: torch.Tensor):
+    return _persistent_launch(fp8_matmul_persistent_kernel, a, b, scale_a, scale_b)
+
+
+# ---- v4 k256: v3's loop over K tiles of 256, one fixed tile. ---------------------------------------------------------
+K256_TILE = (128, 128, 256)  # BLOCK_M, BLOCK_N, BLOCK_K: the module docstring says why these
+
+
+@triton.jit
+def fp8_matmul_k256_kernel(a_desc, b_desc, sa_ptr, sb_ptr, c_ptr, M, N, K, stride_sa, stride_sb, stride_cm,
+                           NUM_SMS: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    _persistent_tiles(a_desc, b_desc, sa_ptr, sb_ptr, c_ptr, M, N, K, stride_sa, stride_sb, stride_cm, NUM_SMS,
+                      BLOCK_M, BLOCK_N, BLOCK_K, 8)
+
+
+@variant("k256")
+def k256(a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor, scale_b: torch.Tensor):
+    bm, bn, bk = K256_TILE
+    return _persistent_launch(fp8_matmul_k256_kernel, a, b, scale_a, scale_b, block=K256_TILE,
+                              BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, num_warps=8, num_stages=3)
