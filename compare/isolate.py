@@ -211,9 +211,9 @@ class Worker:
         try:
             self.proc.start()
             child.close()
-            self.conn.send(("ready", ()))
+            self._send(("ready", ()))
             if first is not None:
-                self.conn.send(first)
+                self._send(first)
         except BaseException as exc:  # the caller's next use of this worker reports it (_started)
             self._start_error = exc
 
@@ -242,7 +242,7 @@ class Worker:
         if self._sent_ahead is not None or self.proc is None or not self.proc.is_alive():
             return
         try:
-            self.conn.send((name, args))
+            self._send((name, args))
         except (BrokenPipeError, OSError):
             return
         self._sent_ahead = (name, args)
@@ -293,12 +293,20 @@ class Worker:
             ahead = None
         if ahead is None:
             try:
-                self.conn.send((name, args))
+                self._send((name, args))
             except (BrokenPipeError, OSError):  # it died between calls: start a fresh one
                 self._stop()
                 self._start()
-                self.conn.send((name, args))
+                self._send((name, args))
         return self._reply(timeout_s)
+
+    def _send(self, message) -> None:
+        """Send to the worker, never while another thread allocates into handed_over's pool: sending a CUDA tensor
+        shares its allocation (torch's _share_cuda_, CUDA IPC), and with rows checked side by side the parent once
+        died of a segmentation fault inside _share_cuda_ while another of its threads was making inputs in that
+        pool (an fp8_matmul run with --check-rows 8 on an H100; its cause inside torch is not established)."""
+        with _handover_lock:
+            self.conn.send(message)
 
     def _reply(self, timeout_s: float):
         """The reply to the call in flight, past its progress messages."""

@@ -280,3 +280,68 @@ def test_rows_checked_at_once_make_the_inputs_they_hand_over_on_threads_of_their
     for thread in threads:
         thread.join()
     assert not errors, errors[0]
+
+
+def test_a_worker_is_sent_nothing_while_another_thread_makes_inputs_in_the_handover_pool():
+    """Sending CUDA tensors shares their allocations (CUDA IPC); the parent's sends wait for handed_over's lock, so
+    they never overlap another thread allocating into the pool (compare.isolate.Worker._send says why)."""
+    import threading
+
+    from compare import isolate
+
+    class Pipe:
+        def __init__(self):
+            self.sent = threading.Event()
+
+        def send(self, message):
+            self.sent.set()
+
+    worker = isolate.Worker()
+    worker.conn = Pipe()
+    with isolate._handover_lock:
+        sender = threading.Thread(target=worker._send, args=(("_nbytes", ()),))
+        sender.start()
+        assert not worker.conn.sent.wait(0.3), "sent while another thread held the handover pool"
+    assert worker.conn.sent.wait(5)
+    sender.join()
+
+
+@pytest.mark.gpu
+def test_tensors_from_the_handover_pool_go_to_workers_while_other_threads_fill_the_pool():
+    """What rows checked side by side do at once: threads making inputs in the handover pool while others hand such
+    inputs to their workers. The parent must neither crash nor raise."""
+    import threading
+
+    from compare import isolate
+
+    errors, start, device = [], threading.Barrier(6), torch.device("cuda")
+
+    def make_inputs():
+        try:
+            start.wait()
+            for _ in range(100):
+                with isolate.handed_over(device):
+                    torch.randn(1 << 20, device=device)
+        except Exception as exc:  # noqa: BLE001 (the test reports whatever a thread raised)
+            errors.append(f"{type(exc).__name__}: {exc}")
+
+    def hand_over():
+        worker = isolate.Worker()
+        try:
+            start.wait()
+            for _ in range(30):
+                with isolate.handed_over(device):
+                    inputs = (torch.randn(1 << 18, device=device), torch.randn(1 << 16, device=device))
+                assert worker.call("_nbytes", inputs) == 4 << 18  # the larger storage's bytes
+        except Exception as exc:  # noqa: BLE001
+            errors.append(f"{type(exc).__name__}: {exc}")
+        finally:
+            worker.close()
+
+    threads = [threading.Thread(target=make_inputs) for _ in range(3)] + [
+        threading.Thread(target=hand_over) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors, errors[0]
