@@ -27,6 +27,7 @@ import os
 import signal
 import sys
 import threading
+import warnings
 import time
 import traceback
 
@@ -135,6 +136,7 @@ def handed_over(device):
     # One thread at a time: torch lets only one thread allocate into a pool at once, and rows checked side by side
     # (--check-rows) make their inputs on threads of their own.
     with _handover_lock:
+        _keep_ipc_limbo_occupied(device)
         if _handover_pool is None:
             # no_split: a segment of its own for every tensor, its free ones reused by later tensors of this pool
             # only. Without it (an older torch), tensors handed over may share a segment with each other, never with
@@ -147,6 +149,30 @@ def handed_over(device):
 
 _handover_pool = None
 _handover_lock = threading.Lock()
+_limbo_occupied: set = set()
+
+
+def _keep_ipc_limbo_occupied(device) -> None:
+    """Once per device: leave one tiny shared CUDA block in torch's IPC limbo for good, so that no thread's memory
+    allocation can reset the reference-counter file a send of another thread is using. In torch's
+    torch/csrc/CudaIPCTypes.cpp, GetNewRefCountedSentData (every CUDA tensor sent to a worker) takes the file under
+    its mutex but uses it after letting go, while CudaIPCCollect, which the caching allocator calls from whatever
+    thread misses its cache, resets that file whenever the limbo of sent blocks is empty: a null pointer in the
+    sending thread (the parent died so once, in _share_cuda_; Worker._send says where). A block shared and never
+    released by a consumer stays in the limbo, which then is never empty. Sends themselves take turns
+    (Worker._send), and the file they reset when it runs out is theirs alone."""
+    import torch
+
+    if device in _limbo_occupied:
+        return
+    _limbo_occupied.add(device)
+    try:
+        block = torch.empty(1, device=device)
+        block.untyped_storage()._share_cuda_()  # a reference count of 1 that no worker will ever take back
+        del block  # into the limbo, for the life of this process
+    except (AttributeError, RuntimeError) as exc:  # another torch: runs go on, with the race this guards against
+        warnings.warn(f"compare.isolate: could not keep torch's CUDA IPC limbo occupied ({exc}); a parent that "
+                      f"sends to workers from several threads may crash in torch's _share_cuda_", stacklevel=2)
 
 
 def release_handed_over() -> None:
@@ -301,10 +327,12 @@ class Worker:
         return self._reply(timeout_s)
 
     def _send(self, message) -> None:
-        """Send to the worker, never while another thread allocates into handed_over's pool: sending a CUDA tensor
-        shares its allocation (torch's _share_cuda_, CUDA IPC), and with rows checked side by side the parent once
-        died of a segmentation fault inside _share_cuda_ while another of its threads was making inputs in that
-        pool (an fp8_matmul run with --check-rows 8 on an H100; its cause inside torch is not established)."""
+        """Send to the worker, one thread at a time and never while another thread allocates into handed_over's
+        pool: sending a CUDA tensor shares its allocation (torch's _share_cuda_, CUDA IPC), and with rows checked
+        side by side the parent once died of a segmentation fault inside _share_cuda_ while another of its threads
+        was making inputs in that pool (an fp8_matmul run with --check-rows 8 on an H100). Torch's reference
+        counting of sent blocks is not safe against that (_keep_ipc_limbo_occupied says where), nor against two
+        sends at once."""
         with _handover_lock:
             self.conn.send(message)
 

@@ -345,3 +345,34 @@ def test_tensors_from_the_handover_pool_go_to_workers_while_other_threads_fill_t
     for thread in threads:
         thread.join()
     assert not errors, errors[0]
+
+
+def test_the_ipc_limbo_is_occupied_once_per_device_and_a_torch_without_the_way_in_only_warns(monkeypatch):
+    """compare.isolate._keep_ipc_limbo_occupied shares one block per device, once; where this torch's storages
+    cannot be shared that way, a warning, not a failed run."""
+    from compare import isolate
+
+    shared = []
+
+    class Storage:
+        def _share_cuda_(self):
+            shared.append(1)
+
+    class Block:
+        def untyped_storage(self):
+            return Storage()
+
+    monkeypatch.setattr(isolate, "_limbo_occupied", set())
+    monkeypatch.setattr(torch, "empty", lambda *args, **kwargs: Block())
+    isolate._keep_ipc_limbo_occupied("gpu-a")
+    isolate._keep_ipc_limbo_occupied("gpu-a")
+    isolate._keep_ipc_limbo_occupied("gpu-b")
+    assert len(shared) == 2
+
+    class Unshareable:
+        def untyped_storage(self):
+            return object()
+
+    monkeypatch.setattr(torch, "empty", lambda *args, **kwargs: Unshareable())
+    with pytest.warns(UserWarning, match="IPC limbo"):
+        isolate._keep_ipc_limbo_occupied("gpu-c")
