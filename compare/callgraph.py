@@ -90,14 +90,34 @@ def _is_triton_kernel(node: ast.FunctionDef) -> bool:
 
 
 def _python_refs(node: ast.AST) -> set[str]:
-    """The names a statement uses, and `module.attr` for attributes of a plain name (a module imported whole)."""
+    """The names a statement uses, and `module.attr` for attributes of a plain name (a module imported whole); of a
+    function, only the names it does not bind itself (_local_names)."""
     refs = set()
     for n in ast.walk(node):
         if isinstance(n, ast.Name):
             refs.add(n.id)
         elif isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name):
             refs.add(f"{n.value.id}.{n.attr}")
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        refs -= _local_names(node)
     return refs
+
+
+def _local_names(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """The names a function binds (its parameters, what it assigns, the functions it defines), which Python looks up
+    in the function and not in the module: a kernel's local variable named like one of the module's host functions
+    does not make that function kernel code. Names declared global or nonlocal are the module's."""
+    bound, shared = set(), set()
+    for n in ast.walk(function):
+        if isinstance(n, (ast.Global, ast.Nonlocal)):
+            shared.update(n.names)
+        elif isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+            bound.add(n.id)
+        elif isinstance(n, ast.arg):
+            bound.add(n.arg)
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n is not function:
+            bound.add(n.name)
+    return bound - shared
 
 
 def python_entities(tree: ast.Module) -> dict[str, Entity]:

@@ -21,6 +21,32 @@ def test_reach_follows_references_and_marks_what_a_kernel_reaches_as_kernel():
     assert host == {"entry", "launch", "log"}
 
 
+def test_a_kernels_local_variable_named_like_a_host_function_does_not_reach_it(tmp_path):
+    """A name a function binds (a parameter, an assignment) is the function's own: a kernel's local `behind`
+    leaves the row function `behind` host code, while a name it only reads still leads to the module's."""
+    path = tmp_path / "demo.py"
+    path.write_text(
+        "import triton\n"
+        "from compare.spec import variant\n\n"
+        "@triton.jit\n"
+        "def demo_kernel(x, n):\n"
+        "    behind = x + 1\n"
+        "    scale = helper(behind)\n"
+        "    return scale\n\n"
+        "@triton.jit\n"
+        "def helper(y):\n"
+        "    return y\n\n"
+        "@variant(\"behind\")\n"
+        "def behind(x):\n"
+        "    global counter\n"
+        "    counter = 1\n"
+        "    return demo_kernel(x, 1)\n\n"
+        "counter = 0\n")
+    reached = callgraph.triton_reach(path, "behind")
+    assert sorted(e.name for e in reached.kernel) == ["demo_kernel", "helper"]
+    assert sorted(e.name for e in reached.host) == ["behind", "counter"]
+
+
 def test_included_headers_are_the_labs_own_found_beside_the_file_or_in_the_include_dirs(tmp_path):
     shared = tmp_path / "shared"
     shared.mkdir()

@@ -176,14 +176,14 @@ def _persistent_tiles(a_desc, b_desc, sa_ptr, sb_ptr, c_ptr, M, N, K, stride_sa,
             # v5: each K tile's product starts from zero (the tensor core's own accumulation over BLOCK_K, as
             # inside tl.dot's promotion), and the float32 add of the previous tile's product is written after this
             # tile's dot: the dot is issued first and runs while the adds do
-            behind = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+            previous = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
             for k0 in range(0, K, BLOCK_K):
                 a = a_desc.load([pid_m * BLOCK_M, k0])
                 b = b_desc.load([pid_n * BLOCK_N, k0])
                 product = tl.dot(a, b.T, max_num_imprecise_acc=BLOCK_K)
-                acc += behind
-                behind = product
-            acc += behind
+                acc += previous
+                previous = product
+            acc += previous
         else:
             for k0 in range(0, K, BLOCK_K):
                 a = a_desc.load([pid_m * BLOCK_M, k0])
