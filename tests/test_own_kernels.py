@@ -23,7 +23,6 @@ CASES = [
     ("fp8_matmul", "triton:persistent", "fp8_matmul_persistent_kernel", torch.float8_e4m3fn, (1000, 1000, 1024)),
     ("fp8_matmul", "triton:k256", "fp8_matmul_k256_kernel", torch.float8_e4m3fn, (1000, 1000, 1024)),
     ("fp8_matmul", "triton:k256", "fp8_matmul_k256_kernel", torch.float8_e4m3fn, (1800, 1304, 144)),
-    ("fp8_matmul", "triton:behind", "fp8_matmul_behind_kernel", torch.float8_e4m3fn, (1000, 1000, 1024)),
     ("matmul", "cuda:warptile", "matmul_warptile_kernel", torch.float32, (1000, 1000, 1000)),
 ]
 

@@ -14,8 +14,6 @@ Steps (each one a row, triton:<name>; measured figures: results/<gpu>/fp8_matmul
                   (triton_src/matmul.py's persistent step says more); where K is not a multiple of 16 the rows of A
                   and Bt are not 16-byte aligned, which TMA needs, and v3 runs v2
   v4 k256         v3 with K tiles of 256 and 128×128 tiles of C: half as many promotions (below) per product
-  v5 behind       v4 with each K tile's promotion written one K tile later, after the next tile's tl.dot, so that
-                  the adds run while the tensor core does (below)
 
 tl.dot takes the e4m3 tiles as they are: on Hopper it emits wgmma with 8-bit operands (k = 32 per instruction),
 reading B K-major, which the column-major B is. Its max_num_imprecise_acc decides how long the tensor core may
@@ -32,15 +30,12 @@ adds on 128 float32 lanes, takes BLOCK_M·BLOCK_N/128: 32/BLOCK_K of the tensor 
 BLOCK_K = 128 (v2, v3), an eighth at 256 (v4). v4 pays for its K tile with a smaller C tile: a warpgroup's 64×256
 slice of v3's 128×256 tile holds 128 float32 registers a thread of accumulator and 128 of partial sum, past the 255 a
 thread may have, and three stages of 128×256×256 do not fit in shared memory, so v4 takes 128×128 tiles, three
-stages of 64 KB.
-
-Why v5 exists: the CUDA side hides the adds instead, with two consumer warpgroups, one adding while the other's wgmma
-runs (cuda_src/fp8_matmul.cu). v5 hides them in each warpgroup's own instruction stream. It writes the promotion
-itself, a tl.dot from zero over the K tile (the tensor core's own accumulation over BLOCK_K, the same arithmetic as
-tl.dot's promotion) and a float32 add of that product into the accumulator, but adds tile k - 1's product after
-issuing tile k's dot. Built for sm_90a by Triton 3.6, fp8_matmul_behind_kernel's machine code issues the K tile's
-first wgmma, then the adds, then its other wgmmas, and waits for them once, at the end of the K tile. Its price is a
-third 64-register tile a thread, the product in flight.
+stages of 64 KB. The CUDA steps hide the adds instead, with two consumer warpgroups, one adding while the other's
+wgmma runs (cuda_src/fp8_matmul.cu).
+Not done, and why: the promotion written by hand one K tile behind (a tl.dot from zero over the K tile, added into
+the accumulator after the next tile's dot is issued) does take the adds off the wait in the machine code Triton 3.6
+builds for sm_90a, but the product then has to move into the registers the loop carries, 64 moves a thread after
+the wait, where the adds were.
 """
 import torch
 import triton
@@ -165,30 +160,16 @@ def _set_block_shapes(nargs):
 @triton.jit
 def _persistent_tiles(a_desc, b_desc, sa_ptr, sb_ptr, c_ptr, M, N, K, stride_sa, stride_sb, stride_cm,
                       NUM_SMS: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
-                      GROUP_M: tl.constexpr, ONE_TILE_BEHIND: tl.constexpr):
-    """A program's tiles of C, p, p + #SMs, ...: v3 and v4 differ only in the tile sizes, v5 in where the
-    promotion happens (ONE_TILE_BEHIND)."""
+                      GROUP_M: tl.constexpr):
+    """A program's tiles of C, p, p + #SMs, ...: v3 and v4 differ only in the tile sizes."""
     tiles = tl.cdiv(M, BLOCK_M) * tl.cdiv(N, BLOCK_N)
     for tile in range(tl.program_id(0), tiles, NUM_SMS):
         pid_m, pid_n = _grouped_tile(tile, M, N, BLOCK_M, BLOCK_N, GROUP_M)
         acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-        if ONE_TILE_BEHIND:
-            # v5: each K tile's product starts from zero (the tensor core's own accumulation over BLOCK_K, as
-            # inside tl.dot's promotion), and the float32 add of the previous tile's product is written after this
-            # tile's dot: the dot is issued first and runs while the adds do
-            previous = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-            for k0 in range(0, K, BLOCK_K):
-                a = a_desc.load([pid_m * BLOCK_M, k0])
-                b = b_desc.load([pid_n * BLOCK_N, k0])
-                product = tl.dot(a, b.T, max_num_imprecise_acc=BLOCK_K)
-                acc += previous
-                previous = product
-            acc += previous
-        else:
-            for k0 in range(0, K, BLOCK_K):
-                a = a_desc.load([pid_m * BLOCK_M, k0])
-                b = b_desc.load([pid_n * BLOCK_N, k0])  # a BLOCK_N×BLOCK_K tile of Bt: its transpose is K-major B
-                acc = tl.dot(a, b.T, acc, max_num_imprecise_acc=BLOCK_K)
+        for k0 in range(0, K, BLOCK_K):
+            a = a_desc.load([pid_m * BLOCK_M, k0])
+            b = b_desc.load([pid_n * BLOCK_N, k0])  # a BLOCK_N×BLOCK_K tile of Bt: its transpose is K-major B
+            acc = tl.dot(a, b.T, acc, max_num_imprecise_acc=BLOCK_K)
         rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
         rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
         sa = tl.load(sa_ptr + rm * stride_sa, mask=rm < M, other=0.0)
@@ -208,7 +189,7 @@ def fp8_matmul_persistent_kernel(a_desc, b_desc, sa_ptr, sb_ptr, c_ptr, M, N, K,
                                  NUM_SMS: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
                                  BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
     _persistent_tiles(a_desc, b_desc, sa_ptr, sb_ptr, c_ptr, M, N, K, stride_sa, stride_sb, stride_cm, NUM_SMS,
-                      BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, False)
+                      BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M)
 
 
 def uses_tma(a: torch.Tensor, b: torch.Tensor) -> bool:
@@ -257,30 +238,11 @@ K256_TILE = (128, 128, 256)  # BLOCK_M, BLOCK_N, BLOCK_K: the module docstring s
 def fp8_matmul_k256_kernel(a_desc, b_desc, sa_ptr, sb_ptr, c_ptr, M, N, K, stride_sa, stride_sb, stride_cm,
                            NUM_SMS: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
     _persistent_tiles(a_desc, b_desc, sa_ptr, sb_ptr, c_ptr, M, N, K, stride_sa, stride_sb, stride_cm, NUM_SMS,
-                      BLOCK_M, BLOCK_N, BLOCK_K, 8, False)
-
-
-def _k256_launch(kernel, a, b, scale_a, scale_b):
-    """v4's and v5's host side: one fixed tile, K256_TILE, eight warps (two warpgroups of 64 rows), three stages."""
-    bm, bn, bk = K256_TILE
-    return _persistent_launch(kernel, a, b, scale_a, scale_b, block=K256_TILE, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk,
-                              num_warps=8, num_stages=3)
+                      BLOCK_M, BLOCK_N, BLOCK_K, 8)
 
 
 @variant("k256")
 def k256(a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor, scale_b: torch.Tensor):
-    return _k256_launch(fp8_matmul_k256_kernel, a, b, scale_a, scale_b)
-
-
-# ---- v5 behind: v4 with each promotion written one K tile later, where it overlaps the next tile's wgmma. ---------
-@triton.jit
-def fp8_matmul_behind_kernel(a_desc, b_desc, sa_ptr, sb_ptr, c_ptr, M, N, K, stride_sa, stride_sb, stride_cm,
-                             NUM_SMS: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-                             BLOCK_K: tl.constexpr):
-    _persistent_tiles(a_desc, b_desc, sa_ptr, sb_ptr, c_ptr, M, N, K, stride_sa, stride_sb, stride_cm, NUM_SMS,
-                      BLOCK_M, BLOCK_N, BLOCK_K, 8, True)
-
-
-@variant("behind")
-def behind(a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor, scale_b: torch.Tensor):
-    return _k256_launch(fp8_matmul_behind_kernel, a, b, scale_a, scale_b)
+    bm, bn, bk = K256_TILE  # eight warps: two warpgroups of 64 rows; three stages
+    return _persistent_launch(fp8_matmul_k256_kernel, a, b, scale_a, scale_b, block=K256_TILE, BLOCK_M=bm,
+                              BLOCK_N=bn, BLOCK_K=bk, num_warps=8, num_stages=3)
