@@ -441,7 +441,9 @@ cudaError_t launch_fp8_matmul_wgmma(const uint8_t* a, const uint8_t* bt, const f
 // Not done, and why: a second register set for the partial sum, to issue K tile t+1's batch before waiting for t's
 // and promoting it. ptxas then serializes every wgmma (its warning C7514: non-wgmma instructions reading a wgmma's
 // accumulators inside a pipeline stage), so the promotion keeps v3's wait; the other consumer warpgroup's batches
-// fill that gap, as in DeepGEMM.
+// fill that gap, as in DeepGEMM. With one batch in flight and the adds reading the other register set, waited for
+// already, ptxas (CUDA 13.0) still puts a wait before the adds (its note C7517, "warpgroup.wait is injected ... to
+// allow use of registers defined by GMMA"): within one warpgroup the adds do not overlap its own wgmma.
 
 // v5's shared memory beyond v4's ring: each consumer's 64×128 part of C as two 64×64 bf16 boxes of 128-byte rows,
 // swizzled as TMA stores them (the ring's layout, 8 KB a box, on 1024-byte boundaries).
