@@ -27,9 +27,9 @@ import os
 import signal
 import sys
 import threading
-import warnings
 import time
 import traceback
+import warnings
 
 DEFAULT_ROW_TIMEOUT_S = 600.0
 PROGRESS = "progress"  # a worker's message between a request and its reply: a step finished

@@ -206,22 +206,26 @@ def uses_tma(a: torch.Tensor, b: torch.Tensor) -> bool:
     return all(t.data_ptr() % 16 == 0 for t in (a, b)) and a.shape[1] % 16 == 0
 
 
-def _persistent_launch(kernel, a, b, scale_a, scale_b, block: tuple[int, int, int] | None = None, **meta):
+def _persistent_launch(kernel, a, b, scale_a, scale_b, block: tuple[int, int, int] | None = None, **launch):
     """v3's and v4's host side: v2 where TMA can't describe A or Bt, else one program per SM (fewer where there are
-    fewer tiles). block (BLOCK_M, BLOCK_N, BLOCK_K) where the kernel has one fixed tile; without it, the autotuner's
-    config sets the descriptors' block shapes."""
+    fewer tiles). block (BLOCK_M, BLOCK_N, BLOCK_K) where the kernel has one fixed tile, passed to it with `launch`'s
+    options; without it, the autotuner's config sets the block sizes and the descriptors' block shapes."""
     if not uses_tma(a, b):
         return tuned(a, b, scale_a, scale_b)
     m, n, k, c = _prepare("fp8_matmul", a, b, scale_a, scale_b)
     if c.numel():
         sms = triton_src.sm_count(a.device, 4)
-        bm, bn, bk = block or (None, None, None)
+        a_desc, b_desc = triton_src.descriptor(a), triton_src.descriptor(b.t())
+        if block:
+            bm, bn, bk = block
+            launch.update(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk)
+            a_desc, b_desc = triton_src.descriptor(a, [bm, bk]), triton_src.descriptor(b.t(), [bn, bk])
+
         def grid(meta):
-            return (min(sms, triton.cdiv(m, bm or meta["BLOCK_M"]) * triton.cdiv(n, bn or meta["BLOCK_N"])),)
-        a_desc = triton_src.descriptor(a, block and [bm, bk])
-        b_desc = triton_src.descriptor(b.t(), block and [bn, bk])
+            return (min(sms, triton.cdiv(m, meta["BLOCK_M"]) * triton.cdiv(n, meta["BLOCK_N"])),)
+
         kernel[grid](a_desc, b_desc, scale_a, scale_b, c, m, n, k, scale_a.stride(0), scale_b.stride(1), c.stride(0),
-                     NUM_SMS=sms, **meta)
+                     NUM_SMS=sms, **launch)
     return c
 
 
@@ -243,6 +247,6 @@ def fp8_matmul_k256_kernel(a_desc, b_desc, sa_ptr, sb_ptr, c_ptr, M, N, K, strid
 
 @variant("k256")
 def k256(a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor, scale_b: torch.Tensor):
-    bm, bn, bk = K256_TILE  # eight warps: two warpgroups of 64 rows; three stages
-    return _persistent_launch(fp8_matmul_k256_kernel, a, b, scale_a, scale_b, block=K256_TILE, BLOCK_M=bm,
-                              BLOCK_N=bn, BLOCK_K=bk, num_warps=8, num_stages=3)
+    # eight warps: two warpgroups of 64 rows; three stages
+    return _persistent_launch(fp8_matmul_k256_kernel, a, b, scale_a, scale_b, block=K256_TILE, num_warps=8,
+                              num_stages=3)
