@@ -1,5 +1,5 @@
-# torch:compile, float8_e4m3fn, M=2048 N=2048 K=2048: output code captured from torch.compile (torch 2.11.0+cu130) by `python -m compare fp8_matmul --check-rows 8`
-# AOT ID: ['20_inference']
+# torch:compile, float8_e4m3fn, M=2048 N=2048 K=2048: output code captured from torch.compile (torch 2.11.0+cu130) by `python -m compare fp8_matmul dropout layernorm-backward rmsnorm-backward layernorm rmsnorm --gpus 0,1,2 --check-rows 4`
+# AOT ID: ['21_inference']
 from ctypes import c_void_p, c_long, c_int
 import torch
 import math
