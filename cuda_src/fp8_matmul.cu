@@ -453,20 +453,15 @@ constexpr int kFp8TmaStoreSmemBytes = Fp8WgmmaTile::kSmemBytes + Fp8WgmmaTile::k
 #ifdef LAB_SM90A
 // v5's epilogue, the part every thread of a consumer does: its accumulator registers (the layout of store_scaled,
 // rows `local_row` and local_row + 8 of the consumer's 64) scaled, rounded to bf16 and written as column pairs into
-// the consumer's two boxes; columns 8j..8j+7 are the 16-byte chunk j % 8 of box j / 8, whose place in its 128-byte
-// row is XORed with the row's index mod 8 (128-byte swizzling; local_row % 8 = lane / 4 for both rows). So the eight
-// rows a warp's store touches fall in eight different chunks: no bank conflicts. The scales of rows and columns
-// past M and N read as 0; TMA stores nothing there.
+// the consumer's two boxes, columns 8j..8j+7 into box j / 8, swizzled as TMA stores them (lab::stage_pairs). The
+// scales of rows and columns past M and N read as 0; TMA stores nothing there.
 __device__ __forceinline__ void stage_scaled(unsigned char* boxes, const float (&acc)[64], int local_row, int row,
                                              int bn, const float* scale_a, int64_t scale_a_stride,
                                              const float* scale_b, int64_t scale_b_stride, int m, int n, int lane) {
-  const int swizzle = lane / 4, pair = (lane % 4) * 4;
   scaled_pairs(acc, row, bn, scale_a, scale_a_stride, scale_b, scale_b_stride, m, n, lane,
                [&](int j, int, float top0, float top1, float bottom0, float bottom1) {
-                 unsigned char* top = boxes + (j / 8) * kFp8CBoxBytes + local_row * 128 + (((j % 8) ^ swizzle) << 4) +
-                                      pair;
-                 *reinterpret_cast<uint32_t*>(top) = lab::pack_pair<__nv_bfloat16>(top0, top1);
-                 *reinterpret_cast<uint32_t*>(top + 8 * 128) = lab::pack_pair<__nv_bfloat16>(bottom0, bottom1);
+                 lab::stage_pairs<__nv_bfloat16>(boxes + (j / 8) * kFp8CBoxBytes, local_row, j, lane, top0, top1,
+                                                 bottom0, bottom1);
                });
 }
 
@@ -593,29 +588,16 @@ __global__ void __launch_bounds__(Fp8WgmmaTile::kThreads, 1)
 #endif
 }
 
-// v4's and v5's launch: one block per SM (the ring fills one SM's shared memory), never more blocks than tiles.
-template <typename Kernel, typename... Args>
-cudaError_t launch_persistent(Kernel kernel, int smem_bytes, int64_t m, int64_t n, cudaStream_t stream,
-                              Args... args) {
-  using Cfg = Fp8WgmmaTile;
-  const int64_t tiles = static_cast<int64_t>(lab::blocks_for(m, Cfg::BM)) * lab::blocks_for(n, Cfg::BN);
-  if (tiles > INT_MAX) return cudaErrorInvalidConfiguration;
-  const cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes);
-  if (err != cudaSuccess) return err;
-  const int blocks = static_cast<int>(std::min<int64_t>(tiles, std::max(lab::sm_count(), 1)));
-  kernel<<<blocks, Cfg::kThreads, smem_bytes, stream>>>(args...);
-  return cudaGetLastError();
-}
-
 cudaError_t launch_fp8_matmul_persistent(const uint8_t* a, const uint8_t* bt, const float* scale_a,
                                          int64_t scale_a_stride, const float* scale_b, int64_t scale_b_stride, void* c,
                                          int64_t m, int64_t n, int64_t k, cudaStream_t stream) {
   return launch_with_tensor_maps(
       a, bt, scale_a, scale_a_stride, scale_b, scale_b_stride, c, m, n, k, stream,
       [&](const CUtensorMap& map_a, const CUtensorMap& map_bt) {
-        return launch_persistent(fp8_matmul_persistent_kernel, Fp8WgmmaTile::kSmemBytes, m, n, stream, map_a, map_bt,
-                                 scale_a, scale_a_stride, scale_b, scale_b_stride, static_cast<__nv_bfloat16*>(c),
-                                 static_cast<int>(m), static_cast<int>(n), static_cast<int>(k));
+        return lab::launch_persistent<Fp8WgmmaTile>(
+            fp8_matmul_persistent_kernel, Fp8WgmmaTile::kSmemBytes, m, n, stream, map_a, map_bt, scale_a,
+            scale_a_stride, scale_b, scale_b_stride, static_cast<__nv_bfloat16*>(c), static_cast<int>(m),
+            static_cast<int>(n), static_cast<int>(k));
       });
 }
 
@@ -653,9 +635,10 @@ cudaError_t launch_fp8_matmul_tmastore(const uint8_t* a, const uint8_t* bt, cons
   return launch_with_tensor_maps(
       a, bt, scale_a, scale_a_stride, scale_b, scale_b_stride, c, m, n, k, stream,
       [&](const CUtensorMap& map_a, const CUtensorMap& map_bt) {
-        return launch_persistent(fp8_matmul_tmastore_kernel, kFp8TmaStoreSmemBytes, m, n, stream, map_a, map_bt,
-                                 map_c, scale_a, scale_a_stride, scale_b, scale_b_stride, static_cast<int>(m),
-                                 static_cast<int>(n), static_cast<int>(k));
+        return lab::launch_persistent<Fp8WgmmaTile>(fp8_matmul_tmastore_kernel, kFp8TmaStoreSmemBytes, m, n, stream,
+                                                    map_a, map_bt, map_c, scale_a, scale_a_stride, scale_b,
+                                                    scale_b_stride, static_cast<int>(m), static_cast<int>(n),
+                                                    static_cast<int>(k));
       });
 }
 

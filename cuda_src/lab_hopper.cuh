@@ -19,6 +19,7 @@
 
 #include <cuda.h>  // CUtensorMap and its enums (types only: nothing from libcuda is linked)
 
+#include <algorithm>  // std::min, std::max (launch_persistent)
 #include <cstdint>
 #include <type_traits>
 
@@ -353,6 +354,20 @@ cudaError_t launch_over_tiles(Kernel kernel, int64_t m, int64_t n, cudaStream_t 
   return cudaGetLastError();
 }
 
+// A persistent grid (fp8_matmul.cu v4 and v5, matmul.cu v7): one block per SM, never more blocks than the
+// Cfg::BM × Cfg::BN tiles of the m × n output; each block walks tiles blockIdx.x, + gridDim.x, ... itself.
+template <typename Cfg, typename Kernel, typename... Args>
+cudaError_t launch_persistent(Kernel kernel, int smem_bytes, int64_t m, int64_t n, cudaStream_t stream,
+                              Args... args) {
+  const int64_t tiles = static_cast<int64_t>(blocks_for(m, Cfg::BM)) * blocks_for(n, Cfg::BN);
+  if (tiles > 0x7fffffff) return cudaErrorInvalidConfiguration;
+  const cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes);
+  if (err != cudaSuccess) return err;
+  const int blocks = static_cast<int>(std::min<int64_t>(tiles, std::max(sm_count(), 1)));
+  kernel<<<blocks, Cfg::kThreads, smem_bytes, stream>>>(args...);
+  return cudaGetLastError();
+}
+
 // (x, y) into C[row][col], C[row][col + 1], as one 32-bit store where both are in range and n is even: the two
 // adjacent columns an accumulator fragment holds (above, and lab_mma.cuh).
 template <typename T>
@@ -365,6 +380,21 @@ __device__ __forceinline__ void store_pair(T* c, int row, int col, int m, int n,
     p[0] = from_float<T>(x);
     if (col + 1 < n) p[1] = from_float<T>(y);
   }
+}
+
+// C through shared memory for TMA stores (fp8_matmul.cu v5, matmul.cu v7): a thread's column pairs of accumulator
+// group j (the layout above: rows local_row and local_row + 8 of the warpgroup's 64, columns 8j + 2t + {0, 1})
+// rounded to 16-bit T and written into `box`, the box of 64 rows × 128 bytes holding those columns, swizzled as a
+// tensor map's 128-byte mode lays it out: columns 8j..8j+7 are the 16-byte chunk j % 8 of their row, its place
+// XORed with the row's index mod 8 (local_row % 8 = lane / 4, the same for both rows). So the eight rows a warp's
+// store touches fall in eight different chunks: no bank conflicts.
+template <typename T>
+__device__ __forceinline__ void stage_pairs(unsigned char* box, int local_row, int j, int lane, float top0,
+                                            float top1, float bottom0, float bottom1) {
+  static_assert(sizeof(T) == 2, "a 128-byte row of the box holds 64 16-bit values");
+  unsigned char* top = box + local_row * 128 + (((j % 8) ^ (lane / 4)) << 4) + (lane % 4) * 4;
+  *reinterpret_cast<uint32_t*>(top) = pack_pair<T>(top0, top1);
+  *reinterpret_cast<uint32_t*>(top + 8 * 128) = pack_pair<T>(bottom0, bottom1);
 }
 
 }  // namespace lab

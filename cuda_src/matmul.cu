@@ -8,12 +8,15 @@
 //   v5 wgmma      Hopper's warpgroup MMA fed by TMA, producer and consumer warpgroups on mbarriers
 //   v6 warptile   fp32 only, the fp32 path's step after v3 regblock: 64×64 warp tiles, 16×8 outputs a thread,
 //                 BK = 16, a 3-stage cp.async ring, fragments double-buffered in registers
+//   v7 tmastore   fp16/bf16, the tensor-core path's step after v5: v5 on a persistent grid (one block per SM,
+//                 the next tile's K tiles loaded during this one's epilogue), C written through shared memory by
+//                 TMA stores
 //
 // In the order of siboehm's SGEMM worklog: each kernel's comment says what it changes against the one before and
-// why that should be faster (v6, which returns to fp32 after the tensor-core steps, against v3), and v4 to v6 say
-// inside the kernel what each stage of it does. The PTX instructions and the driver call they use are wrapped, in
-// the lab's headers and one section before v1, so the kernels read as the algorithm. Spec: specs/matmul.py. Triton
-// side: triton_src/matmul.py.
+// why that should be faster (v6, which returns to fp32 after the tensor-core steps, against v3; v7 against v5), and
+// v4 to v7 say inside the kernel what each stage of it does. The PTX instructions and the driver call they use are
+// wrapped, in the lab's headers and one section before v1, so the kernels read as the algorithm. Spec:
+// specs/matmul.py. Triton side: triton_src/matmul.py.
 //
 // At 4096³ a GEMM does ~1400 flops per byte it must move (fp16), so memory bandwidth never limits a good kernel: what
 // limits it is how many operands each loaded byte feeds (data reuse in shared memory and registers) and, on the
@@ -31,6 +34,8 @@ cudaError_t launch_matmul_mma(lab::DType dtype, const void* a, const void* b, vo
 cudaError_t launch_matmul_wgmma(lab::DType dtype, const void* a, const void* b, void* c, int64_t m, int64_t n,
                                 int64_t k, cudaStream_t stream);
 cudaError_t launch_matmul_warptile(lab::DType dtype, const void* a, const void* b, void* c, int64_t m, int64_t n,
+                                   int64_t k, cudaStream_t stream);
+cudaError_t launch_matmul_tmastore(lab::DType dtype, const void* a, const void* b, void* c, int64_t m, int64_t n,
                                    int64_t k, cudaStream_t stream);
 
 #ifdef __CUDACC__
@@ -59,8 +64,9 @@ using lab::ldmatrix_x4;
 using lab::ldmatrix_x4_trans;
 using lab::mma_16816;
 
-// mbarrier, TMA, wgmma and setmaxnreg (sm_90 / sm_90a, v5), the tensor-map encoder (v5's launcher), and the
-// block-tile grid and paired stores of v4 and v5: lab_hopper.cuh (shared with fp8_matmul.cu).
+// mbarrier, TMA, wgmma and setmaxnreg (sm_90 / sm_90a, v5 and v7), the tensor-map encoder (their launchers), the
+// block-tile grid and paired stores of v4 and v5, and v7's persistent launch and staged C (lab::launch_persistent,
+// lab::stage_pairs, TMA stores, named barriers): lab_hopper.cuh (shared with fp8_matmul.cu).
 using lab::encode_tensor_map;
 using lab::grouped_tile;
 using lab::launch_over_tiles;
@@ -542,9 +548,9 @@ cudaError_t launch_matmul_mma(lab::DType dtype, const void* a, const void* b, vo
 // Requirements: compute capability 9.0 and a build for sm_90a (the lab builds 9.0a on Hopper: compare/env.py), and
 // for TMA, rows of A and B that are 16-byte multiples (K % 8 == 0, N % 8 == 0) on 16-byte-aligned bases. Other shapes
 // take v4's mma kernel, so the row still answers every shape (its timing shapes all take this kernel).
-// It closes most of the gap to cuBLAS that v4 leaves (measured: results/nvidia-h200/matmul.md). Left for a next
-// step: a persistent grid (the epilogue of one tile exposed before the next tile's loads start), TMA stores of C,
-// clusters.
+// It closes most of the gap to cuBLAS that v4 leaves (measured: results/nvidia-h200/matmul.md). v7 takes the next
+// steps: a persistent grid (here the epilogue of one tile is exposed before the next tile's loads start) and TMA
+// stores of C. Left: clusters (TMA multicast of a tile to the blocks that share it).
 struct WgmmaTile {
   static constexpr int BM = 128, BN = 256, BK = 64, Stages = 4;
   static constexpr int kConsumers = 2;                // warpgroups doing math, 64 rows each
@@ -555,40 +561,106 @@ struct WgmmaTile {
   static constexpr int kSmemBytes = Stages * (kAStageBytes + kBStageBytes) + 1024;  // + slack for 1024-B alignment
 };
 
-template <typename T>
-__global__ void __launch_bounds__(WgmmaTile::kThreads, 1)
-    matmul_wgmma_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
-                        T* __restrict__ c, int m, int n, int k) {
 #ifdef LAB_SM90A
-  using Cfg = WgmmaTile;
-  // 1. Shared memory: the stage ring of A and B tiles, in the swizzled layout TMA writes and wgmma reads. 128-byte
-  //    swizzling repeats every 1024 bytes, and wgmma locates rows within that pattern from the address bits, so
-  //    every tile starts on a 1024-byte boundary.
-  extern __shared__ unsigned char wgmma_smem_raw[];
-  unsigned char* smem = wgmma_smem_raw + ((1024 - smem_address(wgmma_smem_raw) % 1024) % 1024);
-  unsigned char* a_tiles = smem;                                  // [stage][BM rows][128 B]
-  unsigned char* b_tiles = smem + Cfg::Stages * Cfg::kAStageBytes;  // [stage][BN/64 chunks][BK rows][128 B]
-  // 2. Two barriers per stage: full[s] completes when stage s's bytes have landed (the consumers wait on it),
-  //    empty[s] when both consumers are done reading it (the producer waits on it before refilling).
-  __shared__ __align__(8) uint64_t full[Cfg::Stages], empty[Cfg::Stages];
+// v5's and v7's shared memory: the stage ring of A and B tiles, in the swizzled layout TMA writes and wgmma reads.
+// 128-byte swizzling repeats every 1024 bytes, and wgmma locates rows within that pattern from the address bits, so
+// every tile starts on a 1024-byte boundary of the dynamic shared memory. Two barriers per stage: full[s] completes
+// when stage s's bytes have landed (the consumers wait on it), empty[s] when both consumers are done reading it (the
+// producer waits on it before refilling). Ends with the only block-wide barrier: from there on the warpgroups meet
+// only on full/empty.
+extern __shared__ unsigned char wgmma_ring_smem[];
 
-  const int tid = threadIdx.x, warpgroup = tid / 128;
-  if (tid == 0) {
+__device__ __forceinline__ void wgmma_ring_setup(unsigned char*& a_tiles, unsigned char*& b_tiles, uint64_t* full,
+                                                 uint64_t* empty) {
+  using Cfg = WgmmaTile;
+  unsigned char* smem = wgmma_ring_smem + ((1024 - smem_address(wgmma_ring_smem) % 1024) % 1024);
+  a_tiles = smem;                                  // [stage][BM rows][128 B]
+  b_tiles = smem + Cfg::Stages * Cfg::kAStageBytes;  // [stage][BN/64 chunks][BK rows][128 B]
+  if (threadIdx.x == 0) {
     for (int s = 0; s < Cfg::Stages; ++s) {
       mbarrier_init(&full[s], 1);                      // the producer's expect_tx arrival; bytes do the rest
       mbarrier_init(&empty[s], Cfg::kConsumers * 4);   // one arrival per consumer warp
     }
     fence_mbarrier_init();
   }
-  __syncthreads();  // the only block-wide barrier: from here on the warpgroups meet only on full/empty
+  __syncthreads();
+}
 
-  // 3. Which output tile this block computes (grouped order, as v4).
+// The producer's copies of one K tile (from column k0 of A, row k0 of B) of the block tile at (bm, bn) into stage s:
+// the stage's bytes announced on full[s] (whole boxes, zero-fill included), then the copies that count them down,
+// one box of A (BM rows × 64 k) and BN/64 boxes of B (64 k-rows × 64 columns each).
+__device__ __forceinline__ void wgmma_load_stage(unsigned char* a_tiles, unsigned char* b_tiles, int s,
+                                                 const CUtensorMap* map_a, const CUtensorMap* map_b, int k0, int bm,
+                                                 int bn, uint64_t* full) {
+  using Cfg = WgmmaTile;
+  mbarrier_expect_bytes(&full[s], Cfg::kAStageBytes + Cfg::kBStageBytes);
+  tma_load_2d(a_tiles + s * Cfg::kAStageBytes, map_a, k0, bm, &full[s]);
+#pragma unroll
+  for (int j = 0; j < Cfg::BN / Cfg::kBChunk; ++j)
+    tma_load_2d(b_tiles + s * Cfg::kBStageBytes + j * Cfg::kBChunkBytes, map_b, bn + j * Cfg::kBChunk, k0, &full[s]);
+}
+
+// A consumer's batch for one K tile: its 64 rows of A in the stage (a_tile) times the stage's B tile, BK/16 = 4
+// wgmma accumulating into d, each reading its operands from shared memory through two descriptors, committed as one
+// group; the fence orders the registers of d before the first of them.
+// A is K-major; with 128-byte swizzling the stride between 8-row groups is 1024 B and the leading offset is unused
+// (one k16 step stays inside a row); the k16 slice starts 32 bytes further into each swizzled row. B is MN-major:
+// 64 columns per 128-byte row, the next 64 columns one chunk (BK rows × 128 B) further (leading offset), the next
+// 8 k-rows 1024 B further (stride offset); the k16 slice starts 16 rows (2048 B) further.
+template <typename T>
+__device__ __forceinline__ void wgmma_tile_batch(float (&d)[128], const unsigned char* a_tile,
+                                                 const unsigned char* b_tile) {
+  using Cfg = WgmmaTile;
+  wgmma_fence();
+#pragma unroll
+  for (int kk = 0; kk < Cfg::BK / 16; ++kk) {
+    const uint64_t desc_a = smem_descriptor(a_tile + kk * 32, 16, 1024);
+    const uint64_t desc_b = smem_descriptor(b_tile + kk * 16 * 128, Cfg::kBChunkBytes, 1024);
+    wgmma_m64n256k16<T>(d, desc_a, desc_b);
+  }
+  wgmma_commit_group();
+}
+
+// A consumer's K loop over one output tile, the block's K tiles first .. first + k_tiles - 1 (counted across its
+// tiles, as the producer counts them): each tile's batch issued once its bytes are in (full[s]'s completion number
+// it / Stages), then a wait for the previous batch only, so this one keeps the tensor cores busy while its
+// predecessor's stage is freed (that batch has finished reading it: each warp's lane 0 releases it). Returns with
+// the last batch possibly still running and its stage not yet released. a_rows: this consumer's 64 rows of A in
+// stage 0 (8 KB into the stage).
+template <typename T>
+__device__ __forceinline__ void wgmma_k_loop(float (&d)[128], int first, int k_tiles, const unsigned char* a_rows,
+                                             const unsigned char* b_tiles, uint64_t* full, uint64_t* empty,
+                                             int lane) {
+  using Cfg = WgmmaTile;
+  for (int t = 0; t < k_tiles; ++t) {
+    const int it = first + t, s = it % Cfg::Stages;
+    mbarrier_wait(&full[s], (it / Cfg::Stages) % 2);
+    wgmma_tile_batch<T>(d, a_rows + s * Cfg::kAStageBytes, b_tiles + s * Cfg::kBStageBytes);
+    wgmma_wait_group<1>();
+    if (t > 0 && lane == 0) mbarrier_arrive(&empty[(it - 1) % Cfg::Stages]);
+  }
+}
+#endif  // LAB_SM90A
+
+template <typename T>
+__global__ void __launch_bounds__(WgmmaTile::kThreads, 1)
+    matmul_wgmma_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
+                        T* __restrict__ c, int m, int n, int k) {
+#ifdef LAB_SM90A
+  using Cfg = WgmmaTile;
+  // 1. Shared memory and barriers: the stage ring of A and B tiles, two barriers per stage (wgmma_ring_setup).
+  unsigned char *a_tiles, *b_tiles;
+  __shared__ __align__(8) uint64_t full[Cfg::Stages], empty[Cfg::Stages];
+  wgmma_ring_setup(a_tiles, b_tiles, full, empty);
+  const int tid = threadIdx.x, warpgroup = tid / 128;
+
+  // 2. Which output tile this block computes (grouped order, as v4).
   int tile_m, tile_n;
   grouped_tile(static_cast<int>(blockIdx.x), (m + Cfg::BM - 1) / Cfg::BM, (n + Cfg::BN - 1) / Cfg::BN, tile_m, tile_n);
   const int bm = tile_m * Cfg::BM, bn = tile_n * Cfg::BN;
   const int k_tiles = (k + Cfg::BK - 1) / Cfg::BK;
 
-  // 4. Producer: warpgroup 0 gives most of its registers to the consumers; one thread of it walks K, filling stage
+  // 3. Producer: warpgroup 0 gives most of its registers to the consumers; one thread of it walks K, filling stage
   //    t % Stages with tile t as soon as the consumers have released it.
   if (warpgroup == 0) {
     setmaxnreg_dec<24>();
@@ -598,20 +670,12 @@ __global__ void __launch_bounds__(WgmmaTile::kThreads, 1)
       // Stage s last held tile t - Stages; wait until both consumers have released it (empty[s]'s completion number
       // t / Stages - 1, so parity (t / Stages + 1) % 2). The first Stages tiles find their stages free.
       if (t >= Cfg::Stages) mbarrier_wait(&empty[s], (t / Cfg::Stages + 1) % 2);
-      // Announce the stage's bytes on full[s] (whole boxes, zero-fill included), then start the copies that count
-      // them down: one box of A (BM rows × 64 k), BN/64 boxes of B (64 k-rows × 64 columns each).
-      mbarrier_expect_bytes(&full[s], Cfg::kAStageBytes + Cfg::kBStageBytes);
-      const int k0 = t * Cfg::BK;
-      tma_load_2d(a_tiles + s * Cfg::kAStageBytes, &map_a, k0, bm, &full[s]);
-#pragma unroll
-      for (int j = 0; j < Cfg::BN / Cfg::kBChunk; ++j)
-        tma_load_2d(b_tiles + s * Cfg::kBStageBytes + j * Cfg::kBChunkBytes, &map_b, bn + j * Cfg::kBChunk, k0,
-                    &full[s]);
+      wgmma_load_stage(a_tiles, b_tiles, s, &map_a, &map_b, t * Cfg::BK, bm, bn, full);
     }
     return;
   }
 
-  // 5. Consumers: warpgroups 1 and 2 take the registers the producer gave up (the 64×256 accumulator alone is 128 a
+  // 4. Consumers: warpgroups 1 and 2 take the registers the producer gave up (the 64×256 accumulator alone is 128 a
   //    thread), each owning 64 rows of the block's 128×256 tile.
   setmaxnreg_inc<240>();
   const int consumer = warpgroup - 1, lane = tid % 32, warp_in_group = tid % 128 / 32;
@@ -619,38 +683,14 @@ __global__ void __launch_bounds__(WgmmaTile::kThreads, 1)
 #pragma unroll
   for (int i = 0; i < 128; ++i) d[i] = 0.0f;
 
-  for (int t = 0; t < k_tiles; ++t) {
-    // 6. Wait for tile t's bytes (full[s]'s completion number t / Stages).
-    const int s = t % Cfg::Stages;
-    mbarrier_wait(&full[s], (t / Cfg::Stages) % 2);
-    // This consumer's 64 rows of A: 64 × 128 B = 8 KB into the stage. A is K-major; with 128-byte swizzling the
-    // stride between 8-row groups is 1024 B and the leading offset is unused (one k16 step stays inside a row).
-    const unsigned char* a_tile = a_tiles + s * Cfg::kAStageBytes + consumer * 64 * 128;
-    const unsigned char* b_tile = b_tiles + s * Cfg::kBStageBytes;
-    // 7. Issue the tile's BK/16 = 4 wgmma as one batch, each reading its operands from shared memory through two
-    //    descriptors and accumulating into d; the fence orders the registers of d before the first of them.
-    wgmma_fence();
-#pragma unroll
-    for (int kk = 0; kk < Cfg::BK / 16; ++kk) {
-      // A: the k16 slice starts 32 bytes further into each swizzled row. B is MN-major: 64 columns per 128-byte row,
-      // the next 64 columns one chunk (BK rows × 128 B) further (leading offset), the next 8 k-rows 1024 B further
-      // (stride offset); the k16 slice starts 16 rows (2048 B) further.
-      const uint64_t desc_a = smem_descriptor(a_tile + kk * 32, 16, 1024);
-      const uint64_t desc_b = smem_descriptor(b_tile + kk * 16 * 128, Cfg::kBChunkBytes, 1024);
-      wgmma_m64n256k16<T>(d, desc_a, desc_b);
-    }
-    wgmma_commit_group();
-    // 8. Wait for the previous batch only: this one keeps the tensor cores busy while its predecessor's stage is
-    //    freed. Tile t-1's wgmma have finished reading stage (t-1) % Stages, so each warp's lane 0 releases it.
-    wgmma_wait_group<1>();
-    if (t > 0 && lane == 0) mbarrier_arrive(&empty[(t - 1) % Cfg::Stages]);
-  }
-  // 9. Drain: the last batch must finish before d is read. (The last stage is never released: no tile follows.)
+  // 5. The K tiles, a batch each with one batch in flight (wgmma_k_loop).
+  wgmma_k_loop<T>(d, 0, k_tiles, a_tiles + consumer * 64 * 128, b_tiles, full, empty, lane);
+  // 6. Drain: the last batch must finish before d is read. (The last stage is never released: no tile follows.)
   wgmma_wait_group<0>();
 
-  // 10. Epilogue, straight from registers to C. Accumulator layout (as mma.sync's m16n8, repeated): warp w of the
-  //     group holds rows 16w + lane/4 and +8; register 4j + {0,1} covers columns 8j + 2·(lane%4) + {0,1} of the
-  //     first row, 4j + {2,3} the same columns of the second.
+  // 7. Epilogue, straight from registers to C. Accumulator layout (as mma.sync's m16n8, repeated): warp w of the
+  //    group holds rows 16w + lane/4 and +8; register 4j + {0,1} covers columns 8j + 2·(lane%4) + {0,1} of the
+  //    first row, 4j + {2,3} the same columns of the second.
   const int row = bm + consumer * 64 + warp_in_group * 16 + lane / 4;
 #pragma unroll
   for (int j = 0; j < Cfg::BN / 8; ++j) {
@@ -858,6 +898,136 @@ cudaError_t launch_matmul_warptile(lab::DType dtype, const void* a, const void* 
   return launch_over_tiles<WarptileTile>(kernel, m, n, stream, fa, fb, fc, im, in, ik);
 }
 
+// ---- v7 tmastore: v5 on a persistent grid, C written through shared memory by TMA stores. -----------------------
+// fp16/bf16, the tensor-core path's step after v5 (v6 was the fp32 path's). fp8_matmul.cu's v4 and v5 for 16-bit
+// inputs. What changes against v5, and why each helps:
+//  * A persistent grid: one block per SM, each taking output tiles blockIdx.x, + gridDim.x, ... in the grouped order.
+//    v5 runs a block per tile; each starts with an empty ring (its first K tile waits for a copy from memory) and
+//    its epilogue leaves the tensor cores idle until the next block has started and filled its ring. Here the
+//    producer walks the K tiles of all its block's tiles in one sequence, so while the consumers store one tile's C
+//    the ring already fills with the next tile's K tiles. Stage and parity run on that one count (it).
+//  * C through shared memory and TMA: v5 stores C from registers, 4 bytes a thread and instruction, each 32-byte
+//    sector in two halves, and the tensor cores wait until every store has issued. Here each consumer rounds its
+//    part of C into swizzled boxes in shared memory (st.shared without bank conflicts: lab::stage_pairs), one thread
+//    hands them to the copy engine, which writes whole sectors and drops rows and columns past M and N, and the
+//    warpgroup goes on while C is written.
+//  * The ring keeps v5's four stages (192 KB), so a consumer's whole 64×256 part of C (32 KB) does not fit beside
+//    it in the 227 KB an SM gives a block: each consumer stages half of it at a time in two boxes of 64×64 (16 KB),
+//    and the first half's stores must have read the boxes before the second half is written there. (Three stages
+//    would make room for all of C at once, with less copied ahead of the tensor cores.)
+// Requirements: v5's, and N a multiple of 8 on a 16-byte-aligned C (C's row pitch, for its tensor map); other inputs
+// take v5's launcher.
+struct TmaStoreTile : WgmmaTile {
+  static constexpr int kCBoxBytes = 64 * 128;  // 64 rows × 64 columns of 16-bit C, 128-byte rows
+  static constexpr int kCBoxes = 2;            // per consumer: half of its 64×256 part of C
+  static constexpr int kSmemBytes = WgmmaTile::kSmemBytes + kConsumers * kCBoxes * kCBoxBytes;
+};
+
+template <typename T>
+__global__ void __launch_bounds__(TmaStoreTile::kThreads, 1)
+    matmul_tmastore_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
+                           const __grid_constant__ CUtensorMap map_c, int m, int n, int k) {
+#ifdef LAB_SM90A
+  using Cfg = TmaStoreTile;
+  // 1. Shared memory and barriers as v5; each consumer's boxes of C follow the ring.
+  unsigned char *a_tiles, *b_tiles;
+  __shared__ __align__(8) uint64_t full[Cfg::Stages], empty[Cfg::Stages];
+  wgmma_ring_setup(a_tiles, b_tiles, full, empty);
+  const int tid = threadIdx.x, warpgroup = tid / 128;
+  const int tiles_m = (m + Cfg::BM - 1) / Cfg::BM, tiles_n = (n + Cfg::BN - 1) / Cfg::BN;
+  const int tiles = tiles_m * tiles_n;
+  const int k_tiles = (k + Cfg::BK - 1) / Cfg::BK;  // >= 1: the binding answers k = 0 itself
+
+  // 2. Producer: one thread walks every K tile of every output tile of this block, `it` counting them all.
+  if (warpgroup == 0) {
+    setmaxnreg_dec<24>();
+    if (tid != 0) return;
+    int it = 0;
+    for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+      int tile_m, tile_n;
+      grouped_tile(tile, tiles_m, tiles_n, tile_m, tile_n);
+      for (int t = 0; t < k_tiles; ++t, ++it) {
+        const int s = it % Cfg::Stages;
+        if (it >= Cfg::Stages) mbarrier_wait(&empty[s], (it / Cfg::Stages + 1) % 2);
+        wgmma_load_stage(a_tiles, b_tiles, s, &map_a, &map_b, t * Cfg::BK, tile_m * Cfg::BM, tile_n * Cfg::BN, full);
+      }
+    }
+    return;
+  }
+
+  // 3. Consumers: 64 rows each of every output tile, the K tiles counted by `it` as the producer counts them.
+  setmaxnreg_inc<240>();
+  const int consumer = warpgroup - 1, lane = tid % 32, warp_in_group = tid % 128 / 32;
+  const int local_row = warp_in_group * 16 + lane / 4;
+  unsigned char* boxes = b_tiles + Cfg::Stages * Cfg::kBStageBytes + consumer * Cfg::kCBoxes * Cfg::kCBoxBytes;
+  const bool issues_stores = tid % 128 == 0;  // the thread of this consumer that hands its boxes to TMA
+  float d[128];
+  int it = 0;
+  for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    int tile_m, tile_n;
+    grouped_tile(tile, tiles_m, tiles_n, tile_m, tile_n);
+#pragma unroll
+    for (int i = 0; i < 128; ++i) d[i] = 0.0f;
+    // 4. v5's K loop, on from the block's K tile `it`.
+    wgmma_k_loop<T>(d, it, k_tiles, a_tiles + consumer * 64 * 128, b_tiles, full, empty, lane);
+    it += k_tiles;
+    // 5. Drain: the tile's last batch done, and its stage released too (v5 never releases it: no tile follows
+    //    there). The operand fence keeps the epilogue's reads of d after the wait.
+    wgmma_wait_group<0>();
+    lab::wgmma_fence_operand(d);
+    if (lane == 0) mbarrier_arrive(&empty[(it - 1) % Cfg::Stages]);
+
+    // 6. Epilogue, in two halves of 128 columns: the boxes are free once the stores that last read them (the
+    //    previous half's, or the previous tile's) have read them; each thread writes its pairs of the half, makes
+    //    them visible to the copy engine, the warpgroup meets, and one thread hands both boxes to TMA. The producer
+    //    is already filling the ring with the next tile's K tiles.
+    const int row0 = tile_m * Cfg::BM + consumer * 64, bn = tile_n * Cfg::BN;
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      if (issues_stores) lab::tma_store_wait_read<0>();
+      lab::named_barrier_sync(1 + consumer, 128);
+#pragma unroll
+      for (int j = 16 * half; j < 16 * half + 16; ++j)
+        lab::stage_pairs<T>(boxes + (j / 8 - 2 * half) * Cfg::kCBoxBytes, local_row, j, lane, d[4 * j], d[4 * j + 1],
+                            d[4 * j + 2], d[4 * j + 3]);
+      lab::fence_proxy_async_shared();
+      lab::named_barrier_sync(1 + consumer, 128);
+      if (issues_stores) {
+        lab::tma_store_2d(&map_c, boxes, bn + 128 * half, row0);
+        lab::tma_store_2d(&map_c, boxes + Cfg::kCBoxBytes, bn + 128 * half + 64, row0);
+        lab::tma_store_commit();
+      }
+    }
+  }
+  // The block's shared memory must outlive the last stores' reads of it.
+  if (issues_stores) lab::tma_store_wait<0>();
+#else
+  __trap();  // built without sm_90a: the launcher never gets here on the lab's builds (see v5's requirements)
+#endif
+}
+
+cudaError_t launch_matmul_tmastore(lab::DType dtype, const void* a, const void* b, void* c, int64_t m, int64_t n,
+                                   int64_t k, cudaStream_t stream) {
+  // TMA needs 16-byte row strides and bases, C's too; other shapes take v5 (and so v4 where v5 would).
+  if (k % 8 != 0 || n % 8 != 0 || !lab::is_aligned16(a) || !lab::is_aligned16(b) || !lab::is_aligned16(c))
+    return launch_matmul_wgmma(dtype, a, b, c, m, n, k, stream);
+  return lab::dispatch_float_types(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_same_v<T, float>) {
+      return cudaErrorInvalidValue;  // the binding rejects fp32 with a message first
+    } else {
+      using Cfg = TmaStoreTile;
+      CUtensorMap map_a, map_b, map_c;
+      if (!encode_tensor_map(&map_a, static_cast<const T*>(a), m, k, Cfg::BM) ||
+          !encode_tensor_map(&map_b, static_cast<const T*>(b), k, n, Cfg::BK) ||
+          !encode_tensor_map(&map_c, static_cast<const T*>(c), m, n, 64))
+        return cudaErrorInvalidValue;
+      return lab::launch_persistent<Cfg>(matmul_tmastore_kernel<T>, Cfg::kSmemBytes, m, n, stream, map_a, map_b,
+                                         map_c, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k));
+    }
+  });
+}
+
 #else  // host half: the torch binding
 
 #include "lab_torch.h"
@@ -865,8 +1035,8 @@ cudaError_t launch_matmul_warptile(lab::DType dtype, const void* a, const void* 
 using MatmulLauncher = cudaError_t (*)(lab::DType, const void* a, const void* b, void* c, int64_t m, int64_t n,
                                        int64_t k, cudaStream_t);
 
-// Which dtypes a row takes: every float type (the SIMT steps v1-v3), fp16/bf16 only (the tensor-core steps v4, v5),
-// or fp32 only (v6, the fp32 path's last step).
+// Which dtypes a row takes: every float type (the SIMT steps v1-v3), fp16/bf16 only (the tensor-core steps v4, v5,
+// v7), or fp32 only (v6, the fp32 path's last step).
 enum class MatmulTypes { any, tensor_cores, fp32 };
 
 // The checks every row shares. `name` ("matmul:mma") starts every message.
@@ -918,18 +1088,28 @@ at::Tensor matmul_mma(const at::Tensor& a, const at::Tensor& b) {
   return run_matmul(a, b, "matmul:mma", "mma", launch_matmul_mma, MatmulTypes::tensor_cores);
 }
 
-at::Tensor matmul_wgmma(const at::Tensor& a, const at::Tensor& b) {
-  lab::check_cuda_input(a, "matmul:wgmma", "a");
+// The Hopper steps (wgmma, TMA, setmaxnreg, built for sm_90a) refuse any other GPU with a message.
+void check_hopper(const at::Tensor& a, const char* name) {
+  lab::check_cuda_input(a, name, "a");
   int major = 0, minor = 0;
   cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, a.get_device());
   cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, a.get_device());
-  LAB_CHECK(major == 9 && minor == 0, "matmul:wgmma needs a Hopper GPU (compute capability 9.0: wgmma and TMA, "
-            "built for sm_90a); this GPU is ", major, ".", minor, ": use cuda:mma");
+  LAB_CHECK(major == 9 && minor == 0, name, " needs a Hopper GPU (compute capability 9.0: wgmma and TMA, built for "
+            "sm_90a); this GPU is ", major, ".", minor, ": use cuda:mma");
+}
+
+at::Tensor matmul_wgmma(const at::Tensor& a, const at::Tensor& b) {
+  check_hopper(a, "matmul:wgmma");
   return run_matmul(a, b, "matmul:wgmma", "wgmma", launch_matmul_wgmma, MatmulTypes::tensor_cores);
 }
 
 at::Tensor matmul_warptile(const at::Tensor& a, const at::Tensor& b) {
   return run_matmul(a, b, "matmul:warptile", "warptile", launch_matmul_warptile, MatmulTypes::fp32);
+}
+
+at::Tensor matmul_tmastore(const at::Tensor& a, const at::Tensor& b) {
+  check_hopper(a, "matmul:tmastore");
+  return run_matmul(a, b, "matmul:tmastore", "tmastore", launch_matmul_tmastore, MatmulTypes::tensor_cores);
 }
 
 TORCH_LIBRARY(lab_matmul, m) {
@@ -939,6 +1119,7 @@ TORCH_LIBRARY(lab_matmul, m) {
   m.def("mma(Tensor a, Tensor b) -> Tensor");
   m.def("wgmma(Tensor a, Tensor b) -> Tensor");
   m.def("warptile(Tensor a, Tensor b) -> Tensor");
+  m.def("tmastore(Tensor a, Tensor b) -> Tensor");
 }
 
 TORCH_LIBRARY_IMPL(lab_matmul, CUDA, m) {
@@ -948,6 +1129,7 @@ TORCH_LIBRARY_IMPL(lab_matmul, CUDA, m) {
   m.impl("mma", &matmul_mma);
   m.impl("wgmma", &matmul_wgmma);
   m.impl("warptile", &matmul_warptile);
+  m.impl("tmastore", &matmul_tmastore);
 }
 
 #endif

@@ -24,6 +24,8 @@ CASES = [
     ("fp8_matmul", "triton:k256", "fp8_matmul_k256_kernel", torch.float8_e4m3fn, (1000, 1000, 1024)),
     ("fp8_matmul", "triton:k256", "fp8_matmul_k256_kernel", torch.float8_e4m3fn, (1800, 1304, 144)),
     ("matmul", "cuda:warptile", "matmul_warptile_kernel", torch.float32, (1000, 1000, 1000)),
+    ("matmul", "cuda:tmastore", "matmul_tmastore_kernel", torch.bfloat16, (1000, 1000, 1000)),
+    ("matmul", "cuda:tmastore", "matmul_tmastore_kernel", torch.float16, (200, 264, 520)),
 ]
 
 
