@@ -707,7 +707,7 @@ cudaError_t run_cluster(const ForwardCall<T>& c) {
   const int64_t packets = c.packets();
   if (packets <= kBlockMaxPackets || packets > kClusterMaxForwardPackets || !lab::has_clusters()) return run_block(c);
   return lab::with_cluster_shape<kVecMaxPacks>(packets, kVecMaxThreads, [&](auto packs, int blocks) {
-    return lab::launch_forward_in_clusters(
+    return lab::launch_rows_in_clusters(
         layernorm_cluster_forward_kernel<T, decltype(packs)::value>, c.rows, kVecMaxThreads, blocks, c.stream,
         [&] { return run_block(c); }, c.x, c.w, c.b, c.y, c.mean, c.rstd, c.rows, static_cast<int>(c.cols), c.vec,
         kLayerNormEps);

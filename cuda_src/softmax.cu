@@ -16,6 +16,8 @@
 //   v4 online   + longer rows: running max and rescaled sum in one pass (Milakov & Gimelshein), then a pass to write
 //   v5 split    + longer rows too few to fill the GPU: several blocks per row, a kernel for per-slice (max, sum) and
 //               one that merges them and writes
+//   v6 cluster  + rows of up to 8 blocks' worth (Hopper on): a row across the blocks of a thread-block cluster, held
+//               in registers, the blocks' (max, sum) merged through distributed shared memory: one read, one launch
 //
 // Each step adds a path for the rows it is good at and hands every other shape to the step before (its launcher's
 // first line), so every row runs every shape, and the ladder at a shape shows what each step bought there.
@@ -37,11 +39,16 @@ cudaError_t launch_softmax_online(lab::DType dtype, const void* x, void* y, int6
 int64_t softmax_split_count(lab::DType dtype, int64_t rows, int64_t cols);
 cudaError_t launch_softmax_split(lab::DType dtype, const void* x, void* y, int64_t rows, int64_t cols,
                                  void* workspace, cudaStream_t stream);
+// Whether cuda:cluster takes such rows itself (compute capability 9.0 on, rows it can hold); other rows take v5.
+bool softmax_cluster_takes(lab::DType dtype, int64_t cols);
+cudaError_t launch_softmax_cluster(lab::DType dtype, const void* x, void* y, int64_t rows, int64_t cols,
+                                   cudaStream_t stream);
 
 #ifdef __CUDACC__
 #include <climits>
 #include <type_traits>
 
+#include "lab_cluster.cuh"
 #include "lab_device.cuh"
 
 // Every kernel loops over rows with a grid stride so that M >= 2^31 (more rows than a grid may have blocks) still
@@ -253,7 +260,7 @@ struct CachedRow {
 constexpr int kCachedPacks = 8;
 
 // One row held whole by a group of threads: load, max, sum, store, with the group's reductions in between. The
-// group is a warp (v2) or a block (v3).
+// group is a warp (v2), a block (v3) or a thread-block cluster (v6).
 struct WarpGroup {
   __device__ static int rank() { return threadIdx.x; }
   __device__ static int size() { return 32; }
@@ -268,13 +275,13 @@ struct BlockGroup {
   __device__ static float reduce_sum(float v) { return lab::block_reduce_sum(v); }
 };
 
-template <typename Group, int kPacks, typename T>
-__device__ __forceinline__ void softmax_cached_row(const T* xr, T* yr, int cols, bool vec) {
+template <int kPacks, typename Group, typename T>
+__device__ __forceinline__ void softmax_cached_row(Group& group, const T* xr, T* yr, int cols, bool vec) {
   CachedRow<T, kPacks> r;
-  r.load(xr, Group::rank(), Group::size(), cols, vec);
-  const float m = Group::reduce_max(r.max());
-  const float inv_sum = 1.0f / Group::reduce_sum(r.exp_sum(m));
-  r.store(yr, Group::rank(), Group::size(), cols, vec, m, inv_sum);
+  r.load(xr, group.rank(), group.size(), cols, vec);
+  const float m = group.reduce_max(r.max());
+  const float inv_sum = 1.0f / group.reduce_sum(r.exp_sum(m));
+  r.store(yr, group.rank(), group.size(), cols, vec, m, inv_sum);
 }
 
 // ---- v2 warp: one warp per row for rows of up to 32 · 8 packets, the row in registers, shuffle reductions. -------
@@ -290,9 +297,10 @@ template <typename T, int kPacks>
 __global__ void __launch_bounds__(32 * kWarpRowsPerBlock, 8) softmax_warp_kernel(const T* __restrict__ x,
                                                                                  T* __restrict__ y, int64_t rows,
                                                                                  int cols, bool vec) {
+  WarpGroup group;
   for (int64_t row = static_cast<int64_t>(blockIdx.x) * kWarpRowsPerBlock + threadIdx.y; row < rows;
        row += static_cast<int64_t>(gridDim.x) * kWarpRowsPerBlock)
-    softmax_cached_row<WarpGroup, kPacks>(x + row * cols, y + row * cols, cols, vec);
+    softmax_cached_row<kPacks>(group, x + row * cols, y + row * cols, cols, vec);
 }
 
 // Calls body(std::integral_constant<int, K>{}) with K the smallest power of two >= needed, starting from kFirst and
@@ -339,8 +347,9 @@ constexpr int kMaxBlockThreads = 1024;
 template <typename T>
 __global__ void __launch_bounds__(kMaxBlockThreads) softmax_block_kernel(const T* __restrict__ x, T* __restrict__ y,
                                                                          int64_t rows, int cols, bool vec) {
+  BlockGroup group;
   for (int64_t row = blockIdx.x; row < rows; row += gridDim.x)
-    softmax_cached_row<BlockGroup, kCachedPacks>(x + row * cols, y + row * cols, cols, vec);
+    softmax_cached_row<kCachedPacks>(group, x + row * cols, y + row * cols, cols, vec);
 }
 
 constexpr int64_t kBlockMaxPackets = int64_t{kMaxBlockThreads} * kCachedPacks;
@@ -508,6 +517,94 @@ cudaError_t launch_softmax_split(lab::DType dtype, const void* x, void* y, int64
                           [&](const auto& c) { return run_split(c, stats, splits); });
 }
 
+// ---- v6 cluster: a row across the blocks of a thread-block cluster (Hopper on), read once, one launch. ----------
+// v5 reads a long row twice (the second time mostly from L2) in two launches, because no block can hold the row
+// and blocks cannot see each other's sums. A thread-block cluster can: up to 8 blocks that the hardware runs at
+// once, each reading the others' shared memory. Here a row of up to 8 · 8192 packets (256K fp32, 512K fp16/bf16
+// elements) is held by a cluster of 2-8 blocks, each thread caching 8 packets as in v3, and v3's row runs with the
+// cluster as its group: the max and then the sum over the block (lab::row_sum) and then over the cluster's blocks
+// through distributed shared memory (lab::cluster_row_sum: one cluster barrier each). So the row is read once and
+// written once in one launch, as v3 does for rows a block holds.
+// Both merges give every thread of the cluster the same bits: the max is exact in any order, and the cluster's
+// sums are added in block order by every thread.
+// (Merging each thread's (max, sum) pair instead, as v4 merges its threads, would take one cluster barrier a row,
+// not two; but a thread's own sum then needs the -inf and NaN tests of v4's merge before the row's max is known,
+// and with them ptxas spills at the 64 registers a 1024-thread block allows.)
+// The launch is one wave of the clusters the GPU holds at once, each taking row after row (lab::launch_rows_in_
+// clusters); every other shape goes to v5 (rows a block holds, longer rows, GPUs without clusters).
+
+// The max over a row's threads, under the names lab::row_sum and lab::cluster_sum_wait combine values with (found
+// by argument-dependent lookup).
+struct RowMax {
+  float value;
+};
+__device__ __forceinline__ RowMax add(RowMax a, RowMax b) { return {fmaxf(a.value, b.value)}; }
+__device__ __forceinline__ RowMax warp_sum(RowMax v) { return {lab::warp_reduce_max(v.value)}; }
+
+// A row across the cluster's threads: thread `rank` of `size`, the rows lab::ClusterSlots gives the cluster. Rank and
+// size come from the cluster's own registers (the block's rank in it, its block count), which equal ClusterSlots'
+// blockIdx.x % blocks and blocks for 1-D clusters; ptxas knows their range, and with ClusterSlots' arithmetic
+// instead it spilled (CUDA 13.0: 192-480 bytes a thread at the 64 registers of a 1024-thread block). Each row's two
+// merges use the same one of the two slots of their type (parity), the next row's the other.
+struct ClusterGroup {
+  lab::ClusterSlots slots;
+  int parity;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  __device__ int rank() const {
+    return static_cast<int>(cooperative_groups::this_cluster().block_rank() * blockDim.x + threadIdx.x);
+  }
+  __device__ int size() const {
+    return static_cast<int>(cooperative_groups::this_cluster().num_blocks() * blockDim.x);
+  }
+#else  // no clusters before compute capability 9.0: the launcher never starts v6 there (lab::has_clusters)
+  __device__ int rank() const { return slots.rank(); }
+  __device__ int size() const { return slots.size(); }
+#endif
+  __device__ float reduce_max(float v) { return lab::cluster_row_sum<kMaxBlockThreads>(RowMax{v}, parity).value; }
+  __device__ float reduce_sum(float v) {
+    const float s = lab::cluster_row_sum<kMaxBlockThreads>(v, parity);
+    parity ^= 1;
+    return s;
+  }
+};
+
+constexpr int64_t kClusterMaxPackets = kBlockMaxPackets * lab::kClusterMaxBlocks;
+
+template <typename T>
+__global__ void __launch_bounds__(kMaxBlockThreads) softmax_cluster_kernel(const T* __restrict__ x,
+                                                                           T* __restrict__ y, int64_t rows,
+                                                                           int cols, bool vec,
+                                                                           int blocks_per_cluster) {
+  ClusterGroup group{{blocks_per_cluster}, 0};
+  for (int64_t row = group.slots.first(); row < rows; row += group.slots.step())  // the same rows for the cluster
+    softmax_cached_row<kCachedPacks>(group, x + row * cols, y + row * cols, cols, vec);
+  lab::cluster_done();
+}
+
+bool softmax_cluster_takes(lab::DType dtype, int64_t cols) {
+  const int64_t packets = (cols + packet_size(dtype) - 1) / packet_size(dtype);
+  return packets > kBlockMaxPackets && packets <= kClusterMaxPackets && lab::has_clusters();
+}
+
+// Rows v6 takes (softmax_cluster_takes): blocks of as few threads as hold the row at 8 packets a thread (a multiple
+// of 32), in clusters of the fewest blocks (a power of two, 2 to 8) that hold it. Where no such cluster fits on the
+// GPU at once, v4 (the step before v5 that needs no workspace).
+template <typename T>
+cudaError_t run_cluster(const SoftmaxCall<T>& c) {
+  const int64_t packets = c.packets();
+  const int blocks = lab::cluster_blocks(packets, kBlockMaxPackets);
+  const int64_t per_block = (packets + blocks - 1) / blocks;
+  const int threads = static_cast<int>(((per_block + kCachedPacks - 1) / kCachedPacks + 31) / 32 * 32);
+  return lab::launch_rows_in_clusters(softmax_cluster_kernel<T>, c.rows, threads, blocks, c.stream,
+                                      [&] { return run_online(c); }, c.x, c.y, c.rows, static_cast<int>(c.cols),
+                                      c.vec);
+}
+
+cudaError_t launch_softmax_cluster(lab::DType dtype, const void* x, void* y, int64_t rows, int64_t cols,
+                                   cudaStream_t stream) {
+  return dispatch_softmax(dtype, x, y, rows, cols, stream, [](const auto& c) { return run_cluster(c); });
+}
+
 #else  // host half: the torch binding
 
 #include "lab_torch.h"
@@ -541,14 +638,23 @@ at::Tensor softmax_block(const at::Tensor& x) { return softmax_step(x, "block", 
 at::Tensor softmax_online(const at::Tensor& x) { return softmax_step(x, "online", launch_softmax_online); }
 
 // v5 also allocates its split kernels' (max, sum) per row slice, where it takes them.
-at::Tensor softmax_split(const at::Tensor& x) {
-  return softmax_rows(x, "split", [](lab::DType dtype, const at::Tensor& x, at::Tensor& y) {
-    const int64_t rows = x.size(0), cols = x.size(1);
-    const int64_t splits = softmax_split_count(dtype, rows, cols);
-    at::Tensor stats;
-    if (splits > 1) stats = at::empty({rows * splits * 2}, x.options().dtype(at::kFloat));
-    return launch_softmax_split(dtype, x.const_data_ptr(), y.mutable_data_ptr(), rows, cols,
-                                stats.defined() ? stats.mutable_data_ptr() : nullptr, lab::current_stream());
+cudaError_t split_rows(lab::DType dtype, const at::Tensor& x, at::Tensor& y) {
+  const int64_t rows = x.size(0), cols = x.size(1);
+  const int64_t splits = softmax_split_count(dtype, rows, cols);
+  at::Tensor stats;
+  if (splits > 1) stats = at::empty({rows * splits * 2}, x.options().dtype(at::kFloat));
+  return launch_softmax_split(dtype, x.const_data_ptr(), y.mutable_data_ptr(), rows, cols,
+                              stats.defined() ? stats.mutable_data_ptr() : nullptr, lab::current_stream());
+}
+
+at::Tensor softmax_split(const at::Tensor& x) { return softmax_rows(x, "split", split_rows); }
+
+// v6 takes the rows it holds in a cluster and hands the others to v5, with v5's workspace.
+at::Tensor softmax_cluster(const at::Tensor& x) {
+  return softmax_rows(x, "cluster", [](lab::DType dtype, const at::Tensor& x, at::Tensor& y) {
+    if (!softmax_cluster_takes(dtype, x.size(1))) return split_rows(dtype, x, y);
+    return launch_softmax_cluster(dtype, x.const_data_ptr(), y.mutable_data_ptr(), x.size(0), x.size(1),
+                                  lab::current_stream());
   });
 }
 
@@ -558,6 +664,7 @@ TORCH_LIBRARY(lab_softmax, m) {
   m.def("block(Tensor x) -> Tensor");
   m.def("online(Tensor x) -> Tensor");
   m.def("split(Tensor x) -> Tensor");
+  m.def("cluster(Tensor x) -> Tensor");
 }
 
 TORCH_LIBRARY_IMPL(lab_softmax, CUDA, m) {
@@ -566,6 +673,7 @@ TORCH_LIBRARY_IMPL(lab_softmax, CUDA, m) {
   m.impl("block", &softmax_block);
   m.impl("online", &softmax_online);
   m.impl("split", &softmax_split);
+  m.impl("cluster", &softmax_cluster);
 }
 
 #endif

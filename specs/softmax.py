@@ -135,7 +135,8 @@ OP = Op(
     # NaN and huge values are hazards: N = 12000 (a block per row, whole row in registers; the
     # warp-per-row path shares its per-element code), then rows too long to hold whole: 3 of them (too few to fill
     # the GPU: several blocks or programs per row, whose per-slice maxima may be -inf) and 300 (one block or program
-    # per row, the online kernels; M = 300 is past two rows per SM on 132 to 148 SMs). N > 65536 reaches those paths
+    # per row, the online kernels; M = 300 is past two rows per SM on 132 to 148 SMs). Both are rows cuda:cluster
+    # spreads over a cluster's blocks, whose shares of the row may be all -inf. N > 65536 reaches those paths
     # for fp16/bf16 in CUDA too, which holds twice as many 16-bit elements in registers. Then N = 1000 (a warp per
     # row / several rows per program), N = 1, odd N (scalar fallbacks), the edges of each path (1024, 32768, 32769),
     # 40000, N past triton:basic's limit (70000), and a long row. (M, 1) with M > 1 is left out: every output is
@@ -158,12 +159,12 @@ OP = Op(
     #     then a·log2(e)): about 2^-23·|a| relative, |a| <= ln(1/y); the rest is the exponential itself (2^-22 for
     #     ex2.approx) and the sum: a few 2^-22 where outputs matter (>= 1e-6), so rtol = 2^-18 (3.8e-6);
     #     atol = 2^-50 (8.9e-16) takes over below ~1e-10, where that growth would reach rtol. It also covers outputs that an fp32 exponential with flush-to-zero
-    #     (cuda:warp to cuda:split: ex2.approx.ftz) leaves at 0 below 2^-126. Was atol 1e-8 + rtol 1e-5: 1e-8 absolute
+    #     (cuda:warp to cuda:cluster: ex2.approx.ftz) leaves at 0 below 2^-126. Was atol 1e-8 + rtol 1e-5: 1e-8 absolute
     #     passed any output below 1e-3 to three digits or worse.
     #   * fp16/bf16: computed in fp32 (accurate to ~1e-5 relative, far below half an fp16 or bf16 ulp) and rounded
     #     once, so a correct kernel is at most 1 ulp from the correctly rounded output, subnormal outputs included
     #     (ulps = 1). bf16 adds atol = 2^-126: bf16 shares fp32's exponent range, and an fp32 exponential that
-    #     flushes results below fp32's smallest normal (cuda:warp to cuda:split) loses bf16's subnormal outputs. As atol/rtol this would be rtol = 2^-10 (fp16) / 2^-7 (bf16) to cover one
+    #     flushes results below fp32's smallest normal (cuda:warp to cuda:cluster) loses bf16's subnormal outputs. As atol/rtol this would be rtol = 2^-10 (fp16) / 2^-7 (bf16) to cover one
     #     ulp at the bottom of a binade, twice the ulp bound at its top; was rtol 2e-3 / 8e-3 with atol 1e-6 / 1e-5.
     # A wrong formula fails: without the max subtraction, exp overflows on "large magnitudes" (NaN); an fp16 sum
     # overflows at N > 65504 on the tied rows of "range edges".

@@ -26,7 +26,12 @@ CASES = [
     ("matmul", "cuda:warptile", "matmul_warptile_kernel", torch.float32, (1000, 1000, 1000)),
     ("matmul", "cuda:tmastore", "matmul_tmastore_kernel", torch.bfloat16, (1000, 1000, 1000)),
     ("matmul", "cuda:tmastore", "matmul_tmastore_kernel", torch.float16, (200, 264, 520)),
+    ("softmax", "cuda:cluster", "softmax_cluster_kernel", torch.float32, (32, 262144)),
+    ("softmax", "cuda:cluster", "softmax_cluster_kernel", torch.bfloat16, (3, 70001)),
 ]
+# Steps that take their own path only where the GPU runs thread-block clusters (compute capability 9.0 on), and
+# hand every input to the step before elsewhere.
+NEEDS_CLUSTERS = {("softmax", "cuda:cluster")}
 
 
 @pytest.mark.gpu
@@ -36,6 +41,8 @@ def test_a_step_launches_its_own_kernel_on_the_inputs_it_is_for(op_name, impl_na
     op = discover.load_op(op_name)
     if op.requires_capability.get(impl_name) and not HOPPER:
         pytest.skip(f"{impl_name} is built for compute capability 9.0 only")
+    if (op_name, impl_name) in NEEDS_CLUSTERS and torch.cuda.get_device_capability() < (9, 0):
+        pytest.skip(f"{impl_name} takes its own path on GPUs with thread-block clusters (compute capability 9.0 on)")
     fn = next(i for i in discover.implementations(op) if i.name == impl_name).load()
     device = torch.device("cuda")
     inputs = op.make_inputs(shape, dtype, device, torch.Generator(device=device).manual_seed(0))
