@@ -9,6 +9,7 @@ there too.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import sys
 import time
@@ -77,6 +78,29 @@ def poison_free_cpu_memory(inputs) -> None:
         for block in blocks:
             block.fill_(0xFF)
         del blocks
+
+
+@contextlib.contextmanager
+def uninitialized_cpu_memory_poisoned(device: torch.device):
+    """Around a judged call without a GPU (Triton's interpreter): torch fills every tensor it allocates uninitialized
+    (torch.empty and the like) with NaN, or the largest integer, while deterministic algorithms are on
+    (torch.utils.deterministic.fill_uninitialized_memory). So an output a row never writes reads NaN whichever block
+    the C library hands out, where poison_free_cpu_memory only makes a stale block unlikely (it fills the free
+    blocks it can take, and tests/test_planted.py once saw a stale answer pass anyway). warn_only: an op without a
+    deterministic implementation warns instead of raising. The settings before are restored after."""
+    if device.type != "cpu":
+        yield
+        return
+    enabled = torch.are_deterministic_algorithms_enabled()
+    warn_only = torch.is_deterministic_algorithms_warn_only_enabled()
+    fill = torch.utils.deterministic.fill_uninitialized_memory
+    torch.use_deterministic_algorithms(True, warn_only=not enabled or warn_only)
+    torch.utils.deterministic.fill_uninitialized_memory = True
+    try:
+        yield
+    finally:
+        torch.utils.deterministic.fill_uninitialized_memory = fill
+        torch.use_deterministic_algorithms(enabled, warn_only=warn_only)
 
 
 def release_cached_memory() -> None:
@@ -148,12 +172,14 @@ def call_case(warmup, inputs_a, inputs_b, may_refuse: bool, fn=None) -> CaseOutp
     warmup_s = time.perf_counter() - start
     poison_free_memory(device, 2 * _nbytes(inputs_a))
     poison_free_cpu_memory(inputs_a)
-    out_a = fn(*inputs_a)
+    with uninitialized_cpu_memory_poisoned(device):
+        out_a = fn(*inputs_a)
     _sync(device)
     first_a = _clone(out_a)
     poison_free_memory(device, 2 * _nbytes(inputs_b))
     poison_free_cpu_memory(inputs_b)
-    out_b = fn(*inputs_b)
+    with uninitialized_cpu_memory_poisoned(device):
+        out_b = fn(*inputs_b)
     _sync(device)
     return CaseOutputs(_handover(first_a), _handover(out_a), _handover(out_b), warmup_s=warmup_s)
 

@@ -227,6 +227,27 @@ def test_cuda_pattern_is_caught(planted_cuda, name):
                   EXPECT_INPUTS.get(name))
 
 
+def test_without_a_gpu_a_judged_call_gets_nan_wherever_its_output_lands_and_the_settings_come_back():
+    """compare.worker.uninitialized_cpu_memory_poisoned: an output allocated and never written, right after a
+    correct answer of the same size was freed (the block the C library is likeliest to hand out again), reads NaN;
+    deterministic algorithms and the fill setting are as they were afterwards."""
+    from compare import worker
+
+    before = (torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled(),
+              torch.utils.deterministic.fill_uninitialized_memory)
+    x = torch.randn(4099)
+    for dtype in (torch.float32, torch.float16, torch.bfloat16):
+        xt = x.to(dtype)
+        for _ in range(20):
+            answer = torch.nn.functional.gelu(xt)
+            del answer
+            with worker.uninitialized_cpu_memory_poisoned(torch.device("cpu")):
+                out = torch.empty_like(xt)
+            assert torch.isnan(out).all(), f"{dtype}: {int((~torch.isnan(out)).sum())} of {out.numel()} not NaN"
+    assert (torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled(),
+            torch.utils.deterministic.fill_uninitialized_memory) == before
+
+
 # ---- Unwritten output right after a correct row on the same inputs ----------------------------------------------
 # compare.runner gives every row inputs of its own (the row's name is in the seeds) and a worker process of its own,
 # so a row never meets memory holding another row's answer to its inputs. This is the worst case without those
