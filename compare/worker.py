@@ -64,29 +64,14 @@ def poison_free_memory(device: torch.device, nbytes: int) -> None:
     del block
 
 
-# Blocks of each size taken, filled and given back on the CPU: more than the C library keeps at hand per size.
-_CPU_POISON_BLOCKS = 32
-
-
-def poison_free_cpu_memory(inputs) -> None:
-    """poison_free_memory for CPU tensors (Triton's interpreter): the C library's allocator hands a block just freed
-    to the next request of its size, so take every free block of each input's size (the sizes outputs have), fill
-    it with 0xFF and give it back: the next such allocation gets a poisoned block, never a stale answer."""
-    sizes = {t.untyped_storage().nbytes() for t in inputs if isinstance(t, torch.Tensor) and not t.is_cuda}
-    for size in sizes:
-        blocks = [torch.empty(size, dtype=torch.uint8) for _ in range(_CPU_POISON_BLOCKS)]
-        for block in blocks:
-            block.fill_(0xFF)
-        del blocks
-
-
 @contextlib.contextmanager
 def uninitialized_cpu_memory_poisoned(device: torch.device):
     """Around a judged call without a GPU (Triton's interpreter): torch fills every tensor it allocates uninitialized
     (torch.empty and the like) with NaN, or the largest integer, while deterministic algorithms are on
     (torch.utils.deterministic.fill_uninitialized_memory). So an output a row never writes reads NaN whichever block
-    the C library hands out, where poison_free_cpu_memory only makes a stale block unlikely (it fills the free
-    blocks it can take, and tests/test_planted.py once saw a stale answer pass anyway). warn_only: an op without a
+    the C library hands out: it hands a block just freed to the next request of its size, and that block may hold
+    the answer of the call before (filling the free blocks it would hand out, the way poison_free_memory does on the
+    GPU, only made that unlikely: tests/test_planted.py once saw a stale answer pass). warn_only: an op without a
     deterministic implementation warns instead of raising. The settings before are restored after."""
     if device.type != "cpu":
         yield
@@ -171,13 +156,11 @@ def call_case(warmup, inputs_a, inputs_b, may_refuse: bool, fn=None) -> CaseOutp
         raise
     warmup_s = time.perf_counter() - start
     poison_free_memory(device, 2 * _nbytes(inputs_a))
-    poison_free_cpu_memory(inputs_a)
     with uninitialized_cpu_memory_poisoned(device):
         out_a = fn(*inputs_a)
     _sync(device)
     first_a = _clone(out_a)
     poison_free_memory(device, 2 * _nbytes(inputs_b))
-    poison_free_cpu_memory(inputs_b)
     with uninitialized_cpu_memory_poisoned(device):
         out_b = fn(*inputs_b)
     _sync(device)

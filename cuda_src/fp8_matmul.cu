@@ -229,6 +229,8 @@ cudaError_t launch_fp8_matmul_mma(const uint8_t* a, const uint8_t* bt, const flo
 // row pitch), N and K below 2^31; other inputs take v2's launcher.
 // BN = 128: a consumer thread holds d and acc, 64 registers each; at BN = 256 the two would be 256, past the 240 that
 // setmaxnreg can give a consumer.
+// Shared memory of v3 to v5 (lab::ring_setup): per stage a box of A ([BM rows][128 B]) and one of Bt ([BN rows]
+// [128 B]), each row one K tile of 128 bytes.
 struct Fp8WgmmaTile {
   static constexpr int BM = 128, BN = 128, BK = 128;  // BK in bytes, one e4m3 value each: a row of a swizzled box
   // A stage holds as many multiply-adds as one of matmul v5 (128·128·128 against 128·256·64) in two thirds of the
@@ -256,32 +258,6 @@ __device__ __forceinline__ void wgmma_m64n128k32_e4m3(float (&d)[64], uint64_t d
       : LAB_WGMMA_F32X8(d, 0), LAB_WGMMA_F32X8(d, 8), LAB_WGMMA_F32X8(d, 16), LAB_WGMMA_F32X8(d, 24),
         LAB_WGMMA_F32X8(d, 32), LAB_WGMMA_F32X8(d, 40), LAB_WGMMA_F32X8(d, 48), LAB_WGMMA_F32X8(d, 56)
       : "l"(desc_a), "l"(desc_b), "r"(static_cast<int>(accumulate)));
-}
-#endif  // LAB_SM90A
-
-#ifdef LAB_SM90A
-// The shared memory of v3 and v4. The stage ring of A and Bt tiles, each row one K tile of 128 bytes, in the
-// swizzled layout TMA writes and wgmma reads; 128-byte swizzling repeats every 1024 bytes and wgmma locates rows
-// within that pattern from the address bits, so every tile starts on a 1024-byte boundary of the dynamic shared
-// memory. Two barriers per stage: full[s] completes when stage s's bytes have landed (the consumers wait on it),
-// empty[s] when both consumers are done reading it (the producer waits on it before refilling). Ends with the only
-// block-wide barrier: from there on the warpgroups meet only on full/empty.
-extern __shared__ unsigned char fp8_ring_smem[];
-
-__device__ __forceinline__ void ring_setup(unsigned char*& a_tiles, unsigned char*& b_tiles, uint64_t* full,
-                                           uint64_t* empty) {
-  using Cfg = Fp8WgmmaTile;
-  unsigned char* smem = fp8_ring_smem + ((1024 - lab::smem_address(fp8_ring_smem) % 1024) % 1024);
-  a_tiles = smem;                                  // [stage][BM rows of A][128 B]
-  b_tiles = smem + Cfg::Stages * Cfg::kAStageBytes;  // [stage][BN rows of Bt][128 B]
-  if (threadIdx.x == 0) {
-    for (int s = 0; s < Cfg::Stages; ++s) {
-      lab::mbarrier_init(&full[s], 1);                     // the producer's expect_tx arrival; bytes do the rest
-      lab::mbarrier_init(&empty[s], Cfg::kConsumers * 4);  // one arrival per consumer warp
-    }
-    lab::fence_mbarrier_init();
-  }
-  __syncthreads();
 }
 #endif  // LAB_SM90A
 
@@ -323,10 +299,10 @@ __global__ void __launch_bounds__(Fp8WgmmaTile::kThreads, 1)
                             __nv_bfloat16* __restrict__ c, int m, int n, int k) {
 #ifdef LAB_SM90A
   using Cfg = Fp8WgmmaTile;
-  // 1. Shared memory: the stage ring of A and Bt tiles, and two barriers per stage (ring_setup, above).
+  // 1. Shared memory: the stage ring of A and Bt tiles, and two barriers per stage (lab::ring_setup).
   unsigned char *a_tiles, *b_tiles;
   __shared__ __align__(8) uint64_t full[Cfg::Stages], empty[Cfg::Stages];
-  ring_setup(a_tiles, b_tiles, full, empty);
+  lab::ring_setup<Cfg>(a_tiles, b_tiles, full, empty);
   const int tid = threadIdx.x, warpgroup = tid / 128;
 
   // 2. Which output tile this block computes (grouped order, for L2 reuse), and how many K tiles (k >= 1 here).
@@ -476,7 +452,7 @@ __device__ __forceinline__ void persistent_tiles(const CUtensorMap& map_a, const
   // 1. Shared memory and barriers as v3; v5's boxes of C follow the ring.
   unsigned char *a_tiles, *b_tiles;
   __shared__ __align__(8) uint64_t full[Cfg::Stages], empty[Cfg::Stages];
-  ring_setup(a_tiles, b_tiles, full, empty);
+  lab::ring_setup<Cfg>(a_tiles, b_tiles, full, empty);
   const int tid = threadIdx.x, warpgroup = tid / 128;
 
   const int tiles_m = (m + Cfg::BM - 1) / Cfg::BM, tiles_n = (n + Cfg::BN - 1) / Cfg::BN;

@@ -140,6 +140,31 @@ __device__ __forceinline__ void fence_mbarrier_init() {
   asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
 }
 
+// The stage ring of a warp-specialized wgmma kernel (matmul.cu v5 and v7, fp8_matmul.cu v3 to v5): Cfg::Stages
+// stages of an A tile (Cfg::kAStageBytes) and a B tile, A's first, in the dynamic shared memory, in the swizzled
+// layout TMA writes and wgmma reads. 128-byte swizzling repeats every 1024 bytes and wgmma locates rows within that
+// pattern from the address bits, so the ring starts on a 1024-byte boundary (Cfg::kSmemBytes keeps 1024 bytes of
+// slack for it). Two barriers per stage: full[s] completes when stage s's bytes have landed (the consumers wait on
+// it), empty[s] when every consumer warp is done reading it (the producer waits on it before refilling). Ends with
+// the only block-wide barrier: from there on the warpgroups meet only on full/empty.
+extern __shared__ unsigned char ring_smem[];
+
+template <typename Cfg>
+__device__ __forceinline__ void ring_setup(unsigned char*& a_tiles, unsigned char*& b_tiles, uint64_t* full,
+                                           uint64_t* empty) {
+  unsigned char* smem = ring_smem + ((1024 - smem_address(ring_smem) % 1024) % 1024);
+  a_tiles = smem;
+  b_tiles = smem + Cfg::Stages * Cfg::kAStageBytes;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < Cfg::Stages; ++s) {
+      mbarrier_init(&full[s], 1);                      // the producer's expect_tx arrival; bytes do the rest
+      mbarrier_init(&empty[s], Cfg::kConsumers * 4);   // one arrival per consumer warp
+    }
+    fence_mbarrier_init();
+  }
+  __syncthreads();
+}
+
 // Orders this warpgroup's earlier register and shared-memory accesses before the wgmma instructions that follow.
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 

@@ -72,14 +72,12 @@ using lab::grouped_tile;
 using lab::launch_over_tiles;
 using lab::mbarrier_arrive;
 using lab::mbarrier_expect_bytes;
-using lab::mbarrier_init;
 using lab::mbarrier_wait;
 using lab::smem_descriptor;
 using lab::store_pair;
 using lab::tma_load_2d;
 
 #ifdef LAB_SM90A
-using lab::fence_mbarrier_init;
 using lab::setmaxnreg_dec;
 using lab::setmaxnreg_inc;
 using lab::wgmma_commit_group;
@@ -551,6 +549,8 @@ cudaError_t launch_matmul_mma(lab::DType dtype, const void* a, const void* b, vo
 // It closes most of the gap to cuBLAS that v4 leaves (measured: results/nvidia-h200/matmul.md). v7 takes the next
 // steps: a persistent grid (here the epilogue of one tile is exposed before the next tile's loads start) and TMA
 // stores of C. Left: clusters (TMA multicast of a tile to the blocks that share it).
+// Shared memory of v5 and v7 (lab::ring_setup): per stage a box of A ([BM rows][128 B]) and BN/64 boxes of B
+// ([BN/64 chunks][BK rows][128 B]).
 struct WgmmaTile {
   static constexpr int BM = 128, BN = 256, BK = 64, Stages = 4;
   static constexpr int kConsumers = 2;                // warpgroups doing math, 64 rows each
@@ -562,30 +562,6 @@ struct WgmmaTile {
 };
 
 #ifdef LAB_SM90A
-// v5's and v7's shared memory: the stage ring of A and B tiles, in the swizzled layout TMA writes and wgmma reads.
-// 128-byte swizzling repeats every 1024 bytes, and wgmma locates rows within that pattern from the address bits, so
-// every tile starts on a 1024-byte boundary of the dynamic shared memory. Two barriers per stage: full[s] completes
-// when stage s's bytes have landed (the consumers wait on it), empty[s] when both consumers are done reading it (the
-// producer waits on it before refilling). Ends with the only block-wide barrier: from there on the warpgroups meet
-// only on full/empty.
-extern __shared__ unsigned char wgmma_ring_smem[];
-
-__device__ __forceinline__ void wgmma_ring_setup(unsigned char*& a_tiles, unsigned char*& b_tiles, uint64_t* full,
-                                                 uint64_t* empty) {
-  using Cfg = WgmmaTile;
-  unsigned char* smem = wgmma_ring_smem + ((1024 - smem_address(wgmma_ring_smem) % 1024) % 1024);
-  a_tiles = smem;                                  // [stage][BM rows][128 B]
-  b_tiles = smem + Cfg::Stages * Cfg::kAStageBytes;  // [stage][BN/64 chunks][BK rows][128 B]
-  if (threadIdx.x == 0) {
-    for (int s = 0; s < Cfg::Stages; ++s) {
-      mbarrier_init(&full[s], 1);                      // the producer's expect_tx arrival; bytes do the rest
-      mbarrier_init(&empty[s], Cfg::kConsumers * 4);   // one arrival per consumer warp
-    }
-    fence_mbarrier_init();
-  }
-  __syncthreads();
-}
-
 // The producer's copies of one K tile (from column k0 of A, row k0 of B) of the block tile at (bm, bn) into stage s:
 // the stage's bytes announced on full[s] (whole boxes, zero-fill included), then the copies that count them down,
 // one box of A (BM rows × 64 k) and BN/64 boxes of B (64 k-rows × 64 columns each).
@@ -648,10 +624,10 @@ __global__ void __launch_bounds__(WgmmaTile::kThreads, 1)
                         T* __restrict__ c, int m, int n, int k) {
 #ifdef LAB_SM90A
   using Cfg = WgmmaTile;
-  // 1. Shared memory and barriers: the stage ring of A and B tiles, two barriers per stage (wgmma_ring_setup).
+  // 1. Shared memory and barriers: the stage ring of A and B tiles, two barriers per stage (lab::ring_setup).
   unsigned char *a_tiles, *b_tiles;
   __shared__ __align__(8) uint64_t full[Cfg::Stages], empty[Cfg::Stages];
-  wgmma_ring_setup(a_tiles, b_tiles, full, empty);
+  lab::ring_setup<Cfg>(a_tiles, b_tiles, full, empty);
   const int tid = threadIdx.x, warpgroup = tid / 128;
 
   // 2. Which output tile this block computes (grouped order, as v4).
@@ -932,7 +908,7 @@ __global__ void __launch_bounds__(TmaStoreTile::kThreads, 1)
   // 1. Shared memory and barriers as v5; each consumer's boxes of C follow the ring.
   unsigned char *a_tiles, *b_tiles;
   __shared__ __align__(8) uint64_t full[Cfg::Stages], empty[Cfg::Stages];
-  wgmma_ring_setup(a_tiles, b_tiles, full, empty);
+  lab::ring_setup<Cfg>(a_tiles, b_tiles, full, empty);
   const int tid = threadIdx.x, warpgroup = tid / 128;
   const int tiles_m = (m + Cfg::BM - 1) / Cfg::BM, tiles_n = (n + Cfg::BN - 1) / Cfg::BN;
   const int tiles = tiles_m * tiles_n;

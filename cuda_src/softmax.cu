@@ -544,8 +544,8 @@ __device__ __forceinline__ RowMax warp_sum(RowMax v) { return {lab::warp_reduce_
 // A row across the cluster's threads: thread `rank` of `size`, the rows lab::ClusterSlots gives the cluster. Rank and
 // size come from the cluster's own registers (the block's rank in it, its block count), which equal ClusterSlots'
 // blockIdx.x % blocks and blocks for 1-D clusters; ptxas knows their range, and with ClusterSlots' arithmetic
-// instead it spilled (CUDA 13.0: 192-480 bytes a thread at the 64 registers of a 1024-thread block). Each row's two
-// merges use the same one of the two slots of their type (parity), the next row's the other.
+// instead it spilled at the 64 registers of a 1024-thread block (CUDA 13.0; commit d41cefa says how much). Each
+// row's two merges use the same one of the two slots of their type (parity), the next row's the other.
 struct ClusterGroup {
   lab::ClusterSlots slots;
   int parity;

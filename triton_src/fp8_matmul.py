@@ -220,7 +220,6 @@ def _persistent_launch(kernel, a, b, scale_a, scale_b, block: tuple[int, int, in
             bm, bn, bk = block
             launch.update(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk)
             a_desc, b_desc = triton_src.descriptor(a, [bm, bk]), triton_src.descriptor(b.t(), [bn, bk])
-
         def grid(meta):
             return (min(sms, triton.cdiv(m, meta["BLOCK_M"]) * triton.cdiv(n, meta["BLOCK_N"])),)
 
