@@ -86,6 +86,16 @@ __device__ __forceinline__ uint4 pack_words(const float (&v)[Packet<T>::kSize]) 
   return out;
 }
 
+// Stores one packet's words as one STG.128, whatever the compiler makes of the code around it. A plain uint4
+// assignment is a struct copy, which the compiler splits into four 32-bit stores and may fail to merge again: nvcc
+// 13.0 left softmax's split-write and cluster kernels with four STG.32 per packet, and ncu found them at half the
+// speed of the same kernels in Triton (results/nvidia-h100-80gb-hbm3/softmax-profile.md). The PTX store here is the
+// plain one (weak, write-back), as one instruction.
+__device__ __forceinline__ void store_words(void* p, const uint4& w) {
+  asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(w.x), "r"(w.y), "r"(w.z), "r"(w.w)
+               : "memory");
+}
+
 template <typename T>
 __device__ __forceinline__ uint4 splat_words(float v) {  // every element v
   float f[Packet<T>::kSize];

@@ -230,7 +230,7 @@ struct CachedRow {
       for (int k = 0; k < kVec; ++k) v[k] = lab::fast_exp(x(i, k) - m) * inv_sum;
       if (vec) {
         const int c = first + i * stride;
-        if (c < cols / kVec) *reinterpret_cast<uint4*>(row + c * kVec) = lab::pack_words<T>(v);
+        if (c < cols / kVec) lab::store_words(row + c * kVec, lab::pack_words<T>(v));
       } else {
 #pragma unroll
         for (int k = 0; k < kVec; ++k) {
