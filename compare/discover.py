@@ -305,11 +305,25 @@ def compiled(op: Op, mode: str) -> Callable:
 
     # One specialized kernel per shape, as a hand-written kernel would be tuned per call; no dynamic-shape code.
     if not op.compile_divides_exactly:
-        return torch.compile(op.torch_eager, mode=None if mode == "default" else mode, dynamic=False)
+        fn = torch.compile(op.torch_eager, mode=None if mode == "default" else mode, dynamic=False)
+        if _mode_uses_cuda_graphs(mode):
+            # Replayed CUDA graphs write every call's output into the same memory: an output is valid until the next
+            # call, and torch raises on reading it after. The worker copies what it keeps (compare.worker).
+            fn.lab_outputs_until_next_call = True
+        return fn
     if mode != "default":
         raise SpecError(f"specs/{op.name}.py: compile_divides_exactly takes inductor options, which torch.compile "
                         f"does not take beside a mode; compile_modes must be ('default',), not naming {mode!r}")
     return torch.compile(op.torch_eager, options=_exact_division_option(), dynamic=False)
+
+
+def _mode_uses_cuda_graphs(mode: str) -> bool:
+    """Whether torch.compile's mode replays CUDA graphs (max-autotune and reduce-overhead do)."""
+    if mode == "default":
+        return False
+    from torch import _inductor
+
+    return bool(_inductor.list_mode_options(mode).get("triton.cudagraphs", False))
 
 
 def _exact_division_option() -> dict:

@@ -160,6 +160,8 @@ def call_case(warmup, inputs_a, inputs_b, may_refuse: bool, fn=None) -> CaseOutp
         out_a = fn(*inputs_a)
     _sync(device)
     first_a = _clone(out_a)
+    if _outputs_until_next_call(fn):  # call B rewrites A's output by design: A's copy stands for it
+        out_a = first_a
     poison_free_memory(device, 2 * _nbytes(inputs_b))
     with uninitialized_cpu_memory_poisoned(device):
         out_b = fn(*inputs_b)
@@ -178,15 +180,16 @@ class TimedOutputs:
 
 class _Recorder:
     """Calls fn over the rotating input sets and keeps the outputs of the first recorded call and of the latest.
-    Where the outputs alias the input sets (an in-place row: the set is restored before the next call), the kept
-    outputs are replaced by copies outside the timed calls: the first by settle_first() before the next restore,
-    both when recording stops (set_recording(False)), so no later call rewrites what the parent will judge."""
+    Where a later call rewrites the outputs (an in-place row, whose set is restored before the next call; replayed
+    CUDA graphs, which write every output into the same memory), the kept outputs are replaced by copies outside
+    the timed calls: the first by settle_first() before the next call, both when recording stops
+    (set_recording(False)), so no later call rewrites what the parent will judge."""
 
-    def __init__(self, fn, sets, outputs_alias_sets: bool = False):
+    def __init__(self, fn, sets, outputs_rewritten: bool = False):
         self.fn, self.sets, self.calls = fn, sets, 0
         self.recording = False
         self.first = self.last = None
-        self.outputs_alias_sets = outputs_alias_sets
+        self.outputs_rewritten = outputs_rewritten
         self._first_settled = False
 
     def __call__(self):
@@ -201,14 +204,20 @@ class _Recorder:
 
     def set_recording(self, on: bool) -> None:
         self.recording = on
-        if not on and self.outputs_alias_sets and self.last is not None:
+        if not on and self.outputs_rewritten and self.last is not None:
             self.settle_first()
             self.last = (self.last[0], _clone(self.last[1]))
 
     def settle_first(self) -> None:
-        if self.outputs_alias_sets and self.first is not None and not self._first_settled:
+        if self.outputs_rewritten and self.first is not None and not self._first_settled:
             self.first = (self.first[0], _clone(self.first[1]))
             self._first_settled = True
+
+
+def _outputs_until_next_call(fn) -> bool:
+    """Whether the row's output is valid only until its next call (torch.compile replaying CUDA graphs:
+    compare.discover.compiled), so that what is kept of it must be copied before then."""
+    return getattr(fn, "lab_outputs_until_next_call", False)
 
 
 def _timed_call(fn, sets):
@@ -230,14 +239,16 @@ def time_cell(sets, impl: str, dtype: str, shape: str, nbytes: int, flops: int, 
     last timed call kept for the parent to judge. A backward pass (compare.passes) runs its forward on each input
     set here, before timing, and times the backward alone."""
     fn, sets, restore = _timed_call(_fn(), sets)
-    recorder = _Recorder(fn, sets, outputs_alias_sets=restore is not None)
+    rewritten = restore is not None or _outputs_until_next_call(fn)
+    recorder = _Recorder(fn, sets, outputs_rewritten=rewritten)
 
-    def before():  # outside the events: the first kept output copied before a restore rewrites it, the next set
+    def before():  # outside the events: the first kept output copied before the next call rewrites it, the next set
         recorder.settle_first()
-        restore(*sets[recorder.calls % len(sets)])
+        if restore:
+            restore(*sets[recorder.calls % len(sets)])
 
     t = timing.time_calls(recorder, impl=impl, dtype=dtype, shape=shape, nbytes=nbytes, flops=flops, graph=graph,
-                          on_timed=recorder.set_recording, before=before if restore else None,
+                          on_timed=recorder.set_recording, before=before if rewritten else None,
                           graph_calls=[lambda s=s: fn(*s) for s in sets])
     if profile_check:  # a cross-check of the row's own kernels against the events
         t.profiler_ms = timing.profiler_kernel_ms(lambda: fn(*sets[0]))

@@ -170,7 +170,7 @@ def test_kept_outputs_of_an_in_place_row_are_copies_that_later_calls_leave_alone
     from compare import worker
 
     sets = [(torch.zeros(4),), (torch.full((4,), 10.0),)]
-    recorder = worker._Recorder(lambda t: t.add_(1.0), sets, outputs_alias_sets=True)
+    recorder = worker._Recorder(lambda t: t.add_(1.0), sets, outputs_rewritten=True)
     recorder.set_recording(True)
     recorder()  # set 0 -> 1
     recorder.settle_first()
@@ -182,6 +182,71 @@ def test_kept_outputs_of_an_in_place_row_are_copies_that_later_calls_leave_alone
     (first_set, first), (last_set, last) = recorder.first, recorder.last
     assert (first_set, last_set) == (0, 0)
     assert torch.equal(first, torch.ones(4)) and torch.equal(last, torch.full((4,), 2.0))
+
+
+class _ReplayedGraph:
+    """A stand-in for torch.compile replaying a CUDA graph: every call writes its answer (x + 1) into the same
+    output buffer, so an output is valid only until the next call."""
+
+    lab_outputs_until_next_call = True
+
+    def __init__(self):
+        self.out = None
+
+    def __call__(self, x):
+        if self.out is None or self.out.shape != x.shape:
+            self.out = torch.empty_like(x)
+        return self.out.copy_(x + 1.0)
+
+
+def test_a_check_case_of_a_row_whose_output_lives_until_the_next_call_judges_copies():
+    """worker.call_case: call B rewrites call A's output by design (replayed CUDA graphs), so A's copy, taken as it
+    returned, is handed back for A. Without the flag the same row's A reads B's answer, which the judge calls
+    aliasing (tests/test_check.py)."""
+    from compare import worker
+
+    a, b = torch.zeros(4), torch.full((4,), 10.0)
+    got = worker.call_case((torch.ones(4),), (a,), (b,), may_refuse=False, fn=_ReplayedGraph())
+    assert torch.equal(got.first_a, torch.ones(4)) and torch.equal(got.a, torch.ones(4))
+    assert torch.equal(got.b, torch.full((4,), 11.0))
+
+    unflagged = _ReplayedGraph()
+    unflagged.lab_outputs_until_next_call = False
+    got = worker.call_case((torch.ones(4),), (a,), (b,), may_refuse=False, fn=unflagged)
+    assert torch.equal(got.a, torch.full((4,), 11.0))  # what the flag is for
+
+
+def test_torch_compile_rows_that_replay_cuda_graphs_say_their_outputs_live_until_the_next_call():
+    """compare.discover.compiled flags the modes whose compiled code replays CUDA graphs (max-autotune,
+    reduce-overhead), and only those: the worker copies what it keeps of such a row's outputs. Nothing is compiled
+    here (torch.compile compiles on the first call)."""
+    from compare import discover
+
+    op = discover.load_op("matmul")
+    assert getattr(discover.compiled(op, "max-autotune"), "lab_outputs_until_next_call", False)
+    assert getattr(discover.compiled(op, "reduce-overhead"), "lab_outputs_until_next_call", False)
+    assert not getattr(discover.compiled(op, "default"), "lab_outputs_until_next_call", False)
+    assert not getattr(discover.compiled(op, "max-autotune-no-cudagraphs"), "lab_outputs_until_next_call", False)
+
+
+@pytest.mark.gpu
+def test_a_torch_compile_row_replaying_cuda_graphs_is_checked_and_timed_on_the_gpu(monkeypatch):
+    """A row of torch.compile with mode="reduce-overhead" (CUDA graphs, no autotuning: quick) through the worker's
+    check case and timed cell: no read of an output after the next call rewrote it (torch raises on one), and the
+    kept outputs are the answers of their own input sets."""
+    from compare import discover, worker
+
+    fn = torch.compile(lambda x: x * 2.0 + 1.0, mode="reduce-overhead", dynamic=False)
+    fn.lab_outputs_until_next_call = discover._mode_uses_cuda_graphs("reduce-overhead")
+    sets = [(torch.randn(1 << 20, device="cuda"),) for _ in range(3)]
+    got = worker.call_case(sets[0], sets[1], sets[2], may_refuse=False, fn=fn)
+    assert torch.equal(got.a, sets[1][0] * 2.0 + 1.0) and torch.equal(got.b, sets[2][0] * 2.0 + 1.0)
+    monkeypatch.setitem(worker._row, "fn", fn)
+    timed = worker.time_cell(sets, "torch:compile-reduce-overhead", "float32", "1M", nbytes=8 << 20, flops=0,
+                             graph=False, profile_check=False)
+    assert timed.timing.median_ms > 0
+    for kept, index in ((timed.first, timed.first_set), (timed.last, timed.last_set)):
+        assert torch.equal(kept, sets[index][0] * 2.0 + 1.0)
 
 
 def test_a_row_that_autotunes_meets_each_dtype_and_shape_first_with_the_gpu_alone(monkeypatch):
