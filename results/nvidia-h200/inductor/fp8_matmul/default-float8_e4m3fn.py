@@ -1,4 +1,4 @@
-# torch:compile, float8_e4m3fn, M=2048 N=2048 K=2048: output code captured from torch.compile (torch 2.11.0+cu130) by `python -m compare fp8_matmul --check-rows 8`
+# torch:compile, float8_e4m3fn, M=2048 N=2048 K=2048: output code captured from torch.compile (torch 2.11.0+cu130) by `python -m compare softmax fp8_matmul fp8_quant dropout --gpus all --check-rows 4`
 # AOT ID: ['21_inference']
 from ctypes import c_void_p, c_long, c_int
 import torch

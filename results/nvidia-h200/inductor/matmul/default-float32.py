@@ -1,4 +1,4 @@
-# torch:compile, float32, M=1024 N=1024 K=1024: output code captured from torch.compile (torch 2.11.0+cu130) by `python -m compare matmul --impls cuda,triton,torch:eager,torch:compile --out results/nvidia-h200`
+# torch:compile, float32, M=1024 N=1024 K=1024: output code captured from torch.compile (torch 2.11.0+cu130) by `python -m compare matmul --impls cuda,triton,torch:eager,torch:compile --gpus all --check-rows 4`
 # AOT ID: ['66_inference']
 from ctypes import c_void_p, c_long, c_int
 import torch
