@@ -139,16 +139,21 @@ OP = Op(
     # spreads over a cluster's blocks, whose shares of the row may be all -inf. N > 65536 reaches those paths
     # for fp16/bf16 in CUDA too, which holds twice as many 16-bit elements in registers. Then N = 1000 (a warp per
     # row / several rows per program), N = 1, odd N (scalar fallbacks), the edges of each path (1024, 32768, 32769),
-    # 40000, N past triton:basic's limit (70000), and a long row. (M, 1) with M > 1 is left out: every output is
-    # exactly 1, so the checker rightly refuses it as a case a constant output would pass.
+    # 40000, N past triton:basic's limit (70000), and a long row. N = 20002: triton:packed's 16-bit rows as words,
+    # an odd count of them (no vector loads) and 5 rows, so its last program of 2 rows holds a clamped one. (M, 1)
+    # with M > 1 is left out: every output is exactly 1, so the checker rightly refuses it as a case a constant
+    # output would pass.
     check_shapes=[(48, 12000), (3, 70000), (300, 65600), (33, 1000), (1, 1), (7, 3), (5, 127), (1024, 1024),
-                  (64, 4097), (16, 32768), (3, 32769), (3, 40000), (8, 70000), (4, 262144)],
+                  (64, 4097), (16, 32768), (3, 32769), (3, 40000), (8, 70000), (4, 262144), (5, 20002)],
+    # The last two: rows too long to hold and too few to fill the GPU; 4 rows of 4M elements are past what a
+    # cluster holds (v6 hands them to v5, Triton's tuned row splits them too).
     bench_shapes=[(4096, 256), (4096, 1024), (4096, 4096), (4096, 8192), (4096, 16384), (4096, 32768),
-                  (32, 262144)],
+                  (32, 262144), (4, 4000000)],
     quick_bench_shapes=[(4096, 1024), (32, 262144)],
     # Same paths, smaller: several rows per program, then N = 40000 split over programs (the interpreter counts as
-    # two SMs: M <= 3) and online (M = 4), one row per program (N = 5000).
-    interpret_shapes=[(5, 127), (3, 40000), (4, 40000), (2, 5000), (1, 1), (4, 300)],
+    # two SMs: M <= 3) and online (M = 4), one row per program (N = 5000), and triton:packed's words (N = 16386, fp16
+    # only: 3 rows, the last program's second clamped).
+    interpret_shapes=[(5, 127), (3, 40000), (4, 40000), (2, 5000), (1, 1), (4, 300), (3, 16386)],
     special_inputs={"large magnitudes": large_magnitudes, "with -inf": with_neg_inf, "range edges": range_edges,
                     "inf and nan": inf_and_nan, "subnormals": subnormals},
     # 2^31 + 1024 elements in rows that every implementation takes (N <= 65536): row · N overflows 32 bits.
@@ -179,7 +184,8 @@ OP = Op(
     unsupported_shapes={"triton:basic": lambda shape: shape[1] > 65536, "triton:tiled": lambda shape: shape[1] > 65536},
     # Where the steps differ: N = 1024 is the longest fp32 row a warp holds (v2 against v1); N = 32768 the longest a
     # block holds (v3 against v1 and v2, which hands it to v1; fp32, and fp16 with twice the elements per register);
-    # 32 rows of 256K are too long to hold and too few to fill the GPU (v4 against v1, v5 against v4).
+    # 32 rows of 256K are too long to hold and too few to fill the GPU (v4 against v1, v5 against v4). In Triton, the
+    # fp16 row of 32K is where v5 (rows kept as words) differs from v2.
     ladder_cells=[(torch.float32, (4096, 1024)), (torch.float32, (4096, 32768)), (torch.float16, (4096, 32768)),
                   (torch.float32, (32, 262144))],
 )

@@ -6,6 +6,8 @@ Steps (each one a row, triton:<name>; measured figures: results/<gpu>/softmax.md
   v3 online   + longer rows, any length: running max and rescaled sum in one pass, then a pass to write
   v4 tuned    + longer rows too few to fill the GPU: split across programs, a kernel for per-slice (max, sum)
               and one that merges them and writes
+  v5 packed   + fp16/bf16 rows of 16K-32K elements: the rows kept as loaded, two elements to a 32-bit register,
+              and widened in each pass, so a program holds 128 KB of rows (2-4 of them) where v2 held one
 
 As in cuda_src/softmax.cu, each step takes the rows it adds a path for and hands every other shape to the step
 before, so each row runs every shape the one before it runs (triton:tiled, like triton:basic, refuses N > 64K).
@@ -91,19 +93,27 @@ def _warps_worth_trying(configs, named_args, **kwargs):
     return kept or configs[-1:]
 
 
+@triton.jit
+def _row_tile(n_rows, n_cols, ROWS: tl.constexpr, BLOCK: tl.constexpr):
+    """This program's tile of ROWS rows by BLOCK columns: the elements' offsets, which columns lie in the row, and
+    which elements to store. Rows past the end are clamped onto the last row (and not stored): reading real data
+    keeps them free of NaN."""
+    rows = tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS)
+    cols = tl.arange(0, BLOCK)
+    offsets = tl.minimum(rows, n_rows - 1)[:, None] * n_cols + cols[None, :]
+    col_ok = (cols < n_cols)[None, :]
+    return offsets, col_ok, col_ok & (rows < n_rows)[:, None]
+
+
 @triton.autotune(configs=[triton.Config({}, num_warps=w) for w in (4, 8, 16, 32)], key=["n_rows", "n_cols"],
                  prune_configs_by={"early_config_prune": _warps_worth_trying})
 @triton.jit
 def softmax_rows_kernel(x_ptr, y_ptr, n_rows, n_cols, ROWS: tl.constexpr, BLOCK: tl.constexpr):
-    rows = tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS)
-    cols = tl.arange(0, BLOCK)
-    # Rows past the end are clamped onto the last row (and not stored): reading real data keeps them free of NaN.
-    offsets = tl.minimum(rows, n_rows - 1)[:, None] * n_cols + cols[None, :]
-    col_ok = (cols < n_cols)[None, :]
+    offsets, col_ok, store_ok = _row_tile(n_rows, n_cols, ROWS, BLOCK)
     x = tl.load(x_ptr + offsets, mask=col_ok, other=NEG_INF).to(tl.float32)
     num = tl.exp(x - tl.max(x, axis=1)[:, None])
     y = num * (1.0 / tl.sum(num, axis=1))[:, None]
-    tl.store(y_ptr + offsets, y.to(y_ptr.dtype.element_ty), mask=col_ok & (rows < n_rows)[:, None])
+    tl.store(y_ptr + offsets, y.to(y_ptr.dtype.element_ty), mask=store_ok)
 
 
 def _tiled(x: torch.Tensor) -> torch.Tensor:
@@ -233,9 +243,7 @@ def _sm_count(device: torch.device) -> int:
     return triton_src.sm_count(device, on_interpreter=2)
 
 
-@variant("tuned")
-def tuned(x: torch.Tensor) -> torch.Tensor:
-    check_inputs("softmax", ("x", x), ndim=2)
+def _tuned(x: torch.Tensor) -> torch.Tensor:
     n_rows, n_cols = x.shape
     block = SPLIT_BYTES // x.element_size()
     splits = triton.cdiv(n_cols, block)
@@ -248,4 +256,93 @@ def tuned(x: torch.Tensor) -> torch.Tensor:
     softmax_split_stats_kernel[grid](x, part_max, part_sum, n_cols, splits, BLOCK=block, num_warps=_warps(block))
     softmax_split_write_kernel[grid](x, y, part_max, part_sum, n_cols, splits, BLOCK=block,
                                      SPLITS=triton.next_power_of_2(splits), num_warps=_warps(block))
+    return y
+
+
+@variant("tuned")
+def tuned(x: torch.Tensor) -> torch.Tensor:
+    check_inputs("softmax", ("x", x), ndim=2)
+    return _tuned(x)
+
+
+# ---- packed: 16-bit rows held two elements to a register. ---------------------------------------------------------
+# Triton gives every element of a tensor its own 32-bit register, whatever its width: an fp16 value widened to fp32
+# costs what it did as fp16. So where v2 holds a 16-bit row of N = 32K in one program of 32 warps (32 values a
+# thread, one program an SM at about 50 registers: cuobjdump -res-usage of the sm_90 cubin), the SM has 64 KB of row
+# in flight, half the 128 KB of an fp32 row of the same N, and on an H200 16-bit rows of 16K-32K fall behind fp32
+# ones (results/nvidia-h200/softmax.md). CUDA's v3 keeps 16-bit packets as loaded, two elements to a register
+# (cuda_src/softmax.cu, CachedRow).
+# Here the kernel does the same by hand: it loads each row as 32-bit words (x viewed as int32: two adjacent elements a
+# word, the first in the low half), keeps the words, and widens the two halves of each word to fp32 in each pass
+# (bf16 is the top half of an fp32; fp16 goes through a 16-bit bitcast). A tile of PACKED_TILE elements (2 rows of
+# 32K, 4 of 16K) is 32 words a thread at 32 warps: 64 registers, no spills, 128 KB of rows a program.
+# The compiler would undo it: it computes the widened values once and keeps them for every later pass, which is the
+# register cost avoided here. So each pass reads words that the compiler cannot prove equal to the first pass's:
+# tl.where(m == m, w, 0) after the max, tl.where(s > 0, w, 0) after the sum. Both are w itself (m is NaN only for a
+# row of NaN, s is positive or NaN, and a NaN row gives NaN either way), and each makes the next pass wait for the
+# one before, so the widened values of a pass die with it. (Without them the same tile spills: 136-208 bytes of
+# stack a thread at 64 registers, Triton 3.6 and 3.8.)
+# The tile is v2's (_row_tile), counted in words; padding words hold two -inf. Other rows, odd N, and inputs whose
+# rows are not whole words go to v4.
+PACKED_TILE = 65536
+PACKED_WARPS = 32
+PACKED_MIN_COLS = 16384
+TWO_NEG_INF_WORDS = {torch.float16: -67044352, torch.bfloat16: -8323200}  # 0xFC00FC00, 0xFF80FF80 as int32
+
+
+@triton.jit
+def _widen_halves(w, IS_BF16: tl.constexpr):
+    """The two 16-bit elements of each word, as fp32: (first, second)."""
+    if IS_BF16:
+        first = (w << 16).to(tl.float32, bitcast=True)
+        second = (w & -65536).to(tl.float32, bitcast=True)
+    else:
+        first = (w & 0xFFFF).to(tl.int16).to(tl.float16, bitcast=True).to(tl.float32)
+        second = (w >> 16).to(tl.int16).to(tl.float16, bitcast=True).to(tl.float32)
+    return first, second
+
+
+@triton.jit
+def _narrow_pair(first, second, IS_BF16: tl.constexpr):
+    """Two fp32 tensors rounded to 16 bits (to nearest even) and packed into words, the first in the low half."""
+    if IS_BF16:
+        lo, hi = first.to(tl.bfloat16), second.to(tl.bfloat16)
+    else:
+        lo, hi = first.to(tl.float16), second.to(tl.float16)
+    return lo.to(tl.uint16, bitcast=True).to(tl.int32) | (hi.to(tl.uint16, bitcast=True).to(tl.int32) << 16)
+
+
+@triton.jit
+def softmax_packed_kernel(w_ptr, z_ptr, n_rows, n_words, ROWS: tl.constexpr, WORDS: tl.constexpr,
+                          IS_BF16: tl.constexpr, PAD: tl.constexpr):
+    offsets, col_ok, store_ok = _row_tile(n_rows, n_words, ROWS, WORDS)
+    w = tl.load(w_ptr + offsets, mask=col_ok, other=PAD)
+    first, second = _widen_halves(w, IS_BF16)
+    m = tl.max(tl.maximum(first, second), axis=1)
+    first, second = _widen_halves(tl.where((m == m)[:, None], w, 0), IS_BF16)  # widened again, after the max
+    s = tl.sum(tl.exp(first - m[:, None]) + tl.exp(second - m[:, None]), axis=1)
+    first, second = _widen_halves(tl.where((s > 0.0)[:, None], w, 0), IS_BF16)  # and again, after the sum
+    inv_sum = (1.0 / s)[:, None]
+    z = _narrow_pair(tl.exp(first - m[:, None]) * inv_sum, tl.exp(second - m[:, None]) * inv_sum, IS_BF16)
+    tl.store(z_ptr + offsets, z, mask=store_ok)
+
+
+def _takes_packed(x: torch.Tensor) -> bool:
+    n_rows, n_cols = x.shape
+    return (x.dtype in TWO_NEG_INF_WORDS and PACKED_MIN_COLS <= n_cols <= MAX_CACHED_COLS and n_cols % 2 == 0
+            and x.is_contiguous() and x.storage_offset() % 2 == 0 and n_rows > 0)
+
+
+@variant("packed")
+def packed(x: torch.Tensor) -> torch.Tensor:
+    check_inputs("softmax", ("x", x), ndim=2)
+    if not _takes_packed(x):
+        return _tuned(x)
+    n_rows, n_cols = x.shape
+    y = torch.empty_like(x)
+    words = triton.next_power_of_2(n_cols // 2)
+    rows = PACKED_TILE // (2 * words)
+    softmax_packed_kernel[(triton.cdiv(n_rows, rows),)](
+        x.view(torch.int32), y.view(torch.int32), n_rows, n_cols // 2, ROWS=rows, WORDS=words,
+        IS_BF16=x.dtype == torch.bfloat16, PAD=TWO_NEG_INF_WORDS[x.dtype], num_warps=PACKED_WARPS)
     return y
