@@ -74,10 +74,16 @@ def _serve(conn, environ: dict) -> None:
 
     last = [0.0]
 
+    def send(message) -> None:
+        try:
+            conn.send(message)
+        except (BrokenPipeError, ConnectionResetError):  # the parent let go of this worker before its answer
+            _exit_now()
+
     def progress() -> None:
         if time.monotonic() - last[0] >= _PROGRESS_EVERY_S:
             last[0] = time.monotonic()
-            conn.send((PROGRESS, None, True))
+            send((PROGRESS, None, True))
 
     worker.set_progress_callback(progress)
     while True:
@@ -86,7 +92,7 @@ def _serve(conn, environ: dict) -> None:
         except EOFError:
             _exit_now()
         if name == "ready":  # the start handshake: the imports above are done
-            conn.send(("ok", os.getpid(), True))
+            send(("ok", os.getpid(), True))
             continue
         try:
             reply = ("ok", getattr(worker, name)(*args))
@@ -96,14 +102,14 @@ def _serve(conn, environ: dict) -> None:
         # The reply says whether this worker can go on: after a kernel fault its CUDA context is poisoned and every
         # later call would fail too, so it exits and the parent starts a fresh one for the next row.
         healthy = worker.cuda_context_healthy()
-        conn.send((*reply, healthy))
+        send((*reply, healthy))
         if not healthy:
             conn.close()
             os._exit(3)
 
 
 def _exit_now() -> None:
-    """The parent closed the pipe: the row is over, and the parent may be waiting for this exit before its next
+    """The parent closed the pipe (or let go of this worker before it answered): the row is over, and the parent may be waiting for this exit before its next
     timing. torch.compile's compile workers are shut down, multiprocessing's own clean-up runs (what a worker
     process runs when its target returns: its finalizers, which remove its temporary folder) and the output is
     flushed; then the process ends without the interpreter's teardown (its other exit handlers and the freeing of

@@ -271,6 +271,19 @@ def test_a_worker_closed_without_waiting_exits_beside_the_caller_and_is_waited_f
     assert all(events[i - 1] == "waited" for i in timings), events
 
 
+def test_a_worker_let_go_before_it_answers_its_start_exits_quietly():
+    """A worker closed right after launch() (a run whose only row is skipped, say) finds its pipe closed when it
+    answers the start handshake: it exits with status 0 instead of dying on the BrokenPipeError, whose traceback
+    the terminal would show."""
+    worker = isolate.Worker()
+    worker.launch()
+    worker._join_start()  # the process is started and the handshake is in its pipe
+    proc = worker.proc
+    worker.close(wait=False)  # before the worker has imported the harness and answered
+    proc.join(120)
+    assert proc.exitcode == 0
+
+
 @pytest.mark.parametrize("row", ["torch:eager", "triton:basic"])
 def test_loading_a_torch_or_triton_row_imports_what_the_profilers_first_session_would(row):
     """Such a row is loaded ahead, beside the rows before it: its kernel accounting then waits for no import (a
