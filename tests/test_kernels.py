@@ -44,6 +44,26 @@ def test_norm_split_step_matches_reference_on_rows_it_splits(op_name, device):
         assert r.ok, f"{impl.name} {r.dtype} {r.shape} {r.inputs}: {r.status}: {r.message}"
 
 
+# softmax's triton:packed takes fp16/bf16 rows of 16K-32K elements only, longer than the interpreter's shapes: its own
+# path is checked here, on random rows and every special input set (-inf, NaN, subnormals, ...), at 3 rows of an
+# odd number of words (its last program of 2 rows holds a clamped one). The interpreter takes fp16.
+PACKED_CASES = [(torch.float16, (3, 16386), name) for name in (check.RANDOM, *discover.load_op("softmax").special_inputs)]
+
+
+@pytest.mark.slow
+def test_softmax_packed_step_matches_reference_on_its_own_rows(device, monkeypatch):
+    from triton_src import softmax
+
+    op = discover.load_op("softmax")
+    impl = next(i for i in discover.implementations(op) if i.name == "triton:packed")
+    fn = impl.load()
+    monkeypatch.setattr(softmax, "_tuned", lambda x: pytest.fail("triton:packed handed its own rows to v4"))
+    cases = PACKED_CASES + ([(torch.bfloat16, (5, 20002), check.RANDOM)] if device.type == "cuda" else [])
+    for dtype, shape, inputs in cases:
+        r = check.check_case(op, impl.name, fn, dtype, shape, device, 0, inputs)
+        assert r.ok, f"{impl.name} {r.dtype} {r.shape} {r.inputs}: {r.status}: {r.message}"
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(not env.nvcc_path(), reason="needs the CUDA toolkit (nvcc)")
 @pytest.mark.parametrize("op", CUDA_OPS, ids=[op.name for op in CUDA_OPS])
