@@ -79,7 +79,8 @@ def basic(x: torch.Tensor) -> torch.Tensor:
 #   load per thread, slower than basic's 4 warps at N = 4K and 8K; 32 values per thread fixed that but slowed fp32
 #   at N = 16K (16 warps where 32 had been faster). Measured: results/nvidia-h200/softmax.md.
 # At equal values per thread an fp16 program keeps half the bytes of an fp32 one in flight: Triton widens on load
-# and keeps the fp32 values (then their exponentials) live, where CUDA's v2-v5 keep 16-bit packets as loaded.
+# and keeps the fp32 values (then their exponentials) live, where CUDA's v2-v5 keep 16-bit packets as loaded
+# (triton:packed, v5, does that here for the rows where it costs most).
 # Longer rows go to basic (which refuses N > 64K): triton:online adds the path for them.
 MAX_CACHED_COLS = 32768
 TILE_BYTES = 8192
