@@ -109,11 +109,11 @@ def _serve(conn, environ: dict) -> None:
 
 
 def _exit_now() -> None:
-    """The parent closed the pipe (or let go of this worker before it answered): the row is over, and the parent may be waiting for this exit before its next
-    timing. torch.compile's compile workers are shut down, multiprocessing's own clean-up runs (what a worker
-    process runs when its target returns: its finalizers, which remove its temporary folder) and the output is
-    flushed; then the process ends without the interpreter's teardown (its other exit handlers and the freeing of
-    every module; the system frees the memory and the driver the CUDA context either way)."""
+    """The parent closed the pipe (or let go of this worker before it answered): the row is over, and the parent may be
+    waiting for this exit before its next timing. torch.compile's compile workers are shut down, multiprocessing's own
+    clean-up runs (what a worker process runs when its target returns: its finalizers, which remove its temporary
+    folder) and the output is flushed; then the process ends without the interpreter's teardown (its other exit handlers
+    and the freeing of every module; the system frees the memory and the driver the CUDA context either way)."""
     import multiprocessing.util
 
     async_compile = sys.modules.get("torch._inductor.async_compile")

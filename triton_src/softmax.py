@@ -276,7 +276,7 @@ def tuned(x: torch.Tensor) -> torch.Tensor:
 # Here the kernel does the same by hand: it loads each row as 32-bit words (x viewed as int32: two adjacent elements a
 # word, the first in the low half), keeps the words, and widens the two halves of each word to fp32 in each pass
 # (bf16 is the top half of an fp32; fp16 goes through a 16-bit bitcast). A tile of PACKED_TILE elements (2 rows of
-# 32K, 4 of 16K) is 32 words a thread at 32 warps: 64 registers, no spills, 128 KB of rows a program.
+# 32K, 4 of 16K) is 32 words a thread at 32 warps: at most 64 registers, no spills, 128 KB of rows a program.
 # The compiler would undo it: it computes the widened values once and keeps them for every later pass, which is the
 # register cost avoided here. So each pass reads words that the compiler cannot prove equal to the first pass's:
 # tl.where(m == m, w, 0) after the max, tl.where(s > 0, w, 0) after the sum. Both are w itself (m is NaN only for a
