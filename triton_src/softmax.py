@@ -7,7 +7,7 @@ Steps (each one a row, triton:<name>; measured figures: results/<gpu>/softmax.md
   v4 tuned    + longer rows too few to fill the GPU: split across programs, a kernel for per-slice (max, sum)
               and one that merges them and writes
   v5 packed   + fp16/bf16 rows of 16K-32K elements: the rows kept as loaded, two elements to a 32-bit register,
-              and widened in each pass, so a program holds 128 KB of rows (2-4 of them) where v2 held one
+              and widened in each pass, so two or three programs share an SM where v2's one filled it
 
 As in cuda_src/softmax.cu, each step takes the rows it adds a path for and hands every other shape to the step
 before, so each row runs every shape the one before it runs (triton:tiled, like triton:basic, refuses N > 64K).
@@ -268,25 +268,28 @@ def tuned(x: torch.Tensor) -> torch.Tensor:
 
 # ---- packed: 16-bit rows held two elements to a register. ---------------------------------------------------------
 # Triton gives every element of a tensor its own 32-bit register, whatever its width: an fp16 value widened to fp32
-# costs what it did as fp16. So where v2 holds a 16-bit row of N = 32K in one program of 32 warps (32 values a
-# thread, one program an SM at about 50 registers: cuobjdump -res-usage of the sm_90 cubin), the SM has 64 KB of row
-# in flight, half the 128 KB of an fp32 row of the same N, and on an H200 16-bit rows of 16K-32K fall behind fp32
-# ones (results/nvidia-h200/softmax.md). CUDA's v3 keeps 16-bit packets as loaded, two elements to a register
-# (cuda_src/softmax.cu, CachedRow).
-# Here the kernel does the same by hand: it loads each row as 32-bit words (x viewed as int32: two adjacent elements a
-# word, the first in the low half), keeps the words, and widens the two halves of each word to fp32 in each pass
-# (bf16 is the top half of an fp32; fp16 goes through a 16-bit bitcast). A tile of PACKED_TILE elements (2 rows of
-# 32K, 4 of 16K) is 32 words a thread at 32 warps: at most 64 registers, no spills, 128 KB of rows a program.
+# costs what it did as fp16. v2 holds a 16-bit row of N = 32K in one program of 32 warps at about 51 registers a
+# thread (cuobjdump -res-usage of the sm_90 cubin, Triton 3.6): 52K of an SM's 64K registers, so one program an SM
+# and 64 KB of row in flight there. CUDA's v3 keeps 16-bit packets as loaded, two elements to a register
+# (cuda_src/softmax.cu, CachedRow), and two of its blocks share an SM. On an H200, which needs more bytes in flight
+# than an H100 to reach its bandwidth, v2's 16-bit rows of 16K-32K fall behind fp32 ones and behind CUDA
+# (results/nvidia-h200/softmax.md).
+# Here the kernel does what CUDA does by hand: it loads each row as 32-bit words (x viewed as int32: two adjacent
+# elements a word, the first in the low half), keeps the words, and widens the two halves of each word to fp32 in
+# each pass (bf16 is the top half of an fp32; fp16 goes through a 16-bit bitcast). One row a program, 16 words a
+# thread (16 warps at N = 16K, 32 at 32K): 32-40 registers, so two or three programs share an SM.
 # The compiler would undo it: it computes the widened values once and keeps them for every later pass, which is the
 # register cost avoided here. So each pass reads words that the compiler cannot prove equal to the first pass's:
 # tl.where(m == m, w, 0) after the max, tl.where(s > 0, w, 0) after the sum. Both are w itself (m is NaN only for a
 # row of NaN, s is positive or NaN, and a NaN row gives NaN either way), and each makes the next pass wait for the
-# one before, so the widened values of a pass die with it. (Without them the same tile spills: 136-208 bytes of
-# stack a thread at 64 registers, Triton 3.6 and 3.8.)
-# The tile is v2's (_row_tile), counted in words; padding words hold two -inf. Other rows, odd N, and inputs whose
-# rows are not whole words go to v4.
-PACKED_TILE = 65536
-PACKED_WARPS = 32
+# one before, so the widened values of a pass die with it. (Without them the 32K kernel holds 52 registers at 32
+# warps, one program an SM, as v2.) The price is an exponential computed twice per element.
+# Two rows a program (128 KB, but 52 registers at 32 warps: one program an SM) ran slower than v2 on an H100
+# (results/nvidia-h100-80gb-hbm3/softmax.md at commit 4d97f91): a lone program cannot overlap its load, its
+# reductions and its stores with another program's.
+# The tile is v2's (_row_tile) with one row, counted in words; padding words hold two -inf. Other rows, odd N, and
+# inputs whose rows are not whole words go to v4.
+PACKED_WORDS_PER_THREAD = 16
 PACKED_MIN_COLS = 16384
 TWO_NEG_INF_WORDS = {torch.float16: -67044352, torch.bfloat16: -8323200}  # 0xFC00FC00, 0xFF80FF80 as int32
 
@@ -342,8 +345,8 @@ def packed(x: torch.Tensor) -> torch.Tensor:
     n_rows, n_cols = x.shape
     y = torch.empty_like(x)
     words = triton.next_power_of_2(n_cols // 2)
-    rows = PACKED_TILE // (2 * words)
-    softmax_packed_kernel[(triton.cdiv(n_rows, rows),)](
-        x.view(torch.int32), y.view(torch.int32), n_rows, n_cols // 2, ROWS=rows, WORDS=words,
-        IS_BF16=x.dtype == torch.bfloat16, PAD=TWO_NEG_INF_WORDS[x.dtype], num_warps=PACKED_WARPS)
+    softmax_packed_kernel[(n_rows,)](
+        x.view(torch.int32), y.view(torch.int32), n_rows, n_cols // 2, ROWS=1, WORDS=words,
+        IS_BF16=x.dtype == torch.bfloat16, PAD=TWO_NEG_INF_WORDS[x.dtype],
+        num_warps=words // (32 * PACKED_WORDS_PER_THREAD))
     return y
