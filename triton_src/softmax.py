@@ -21,6 +21,7 @@ import triton
 import triton.language as tl
 
 import triton_src
+from triton_src import exp_ftz
 from compare.spec import variant
 from compare.validate import InputError, check_inputs
 
@@ -277,19 +278,26 @@ def tuned(x: torch.Tensor) -> torch.Tensor:
 # Here the kernel does what CUDA does by hand: it loads each row as 32-bit words (x viewed as int32: two adjacent
 # elements a word, the first in the low half), keeps the words, and widens the two halves of each word to fp32 in
 # each pass (bf16 is the top half of an fp32; fp16 goes through a 16-bit bitcast). One row a program, 16 words a
-# thread (16 warps at N = 16K, 32 at 32K): 32-40 registers, so two or three programs share an SM.
+# thread (16 warps at N = 16K, 32 at 32K), at most 32 registers a thread (maxnreg: Triton 3.6 fits it without
+# spills, 3.8 spills 8-24 bytes a thread in bf16; cuobjdump of the sm_90 cubins), so two programs share an SM at
+# 32K and four at 16K: 128 KB of row in flight, as CUDA's v3.
 # The compiler would undo it: it computes the widened values once and keeps them for every later pass, which is the
 # register cost avoided here. So each pass reads words that the compiler cannot prove equal to the first pass's:
 # tl.where(m == m, w, 0) after the max, tl.where(s > 0, w, 0) after the sum. Both are w itself (m is NaN only for a
 # row of NaN, s is positive or NaN, and a NaN row gives NaN either way), and each makes the next pass wait for the
 # one before, so the widened values of a pass die with it. (Without them the 32K kernel holds 52 registers at 32
-# warps, one program an SM, as v2.) The price is an exponential computed twice per element.
+# warps, one program an SM, as v2.) The price is an exponential computed twice per element, and ncu on an H200 found
+# the kernel bound by instruction issue (results/nvidia-h200/softmax-profile.md). So each exponential is one
+# MUFU.EX2 (triton_src.exp_ftz: PTX's ex2.approx.ftz.f32, as CUDA's rows use), where tl.exp's subnormal handling
+# costs a compare and two multiplies more: a quarter of the kernel's SASS instructions (the same file). The register
+# cap keeps the SM shared: without it the shorter code takes 40-44 registers, one program an SM at 32K.
 # Two rows a program (128 KB, but 52 registers at 32 warps: one program an SM) ran slower than v2 on an H100
 # (results/nvidia-h100-80gb-hbm3/softmax.md at commit 4d97f91): a lone program cannot overlap its load, its
 # reductions and its stores with another program's.
 # The tile is v2's (_row_tile) with one row, counted in words; padding words hold two -inf. Other rows, odd N, and
 # inputs whose rows are not whole words go to v4.
 PACKED_WORDS_PER_THREAD = 16
+PACKED_MAX_REGISTERS = 32
 PACKED_MIN_COLS = 16384
 TWO_NEG_INF_WORDS = {torch.float16: -67044352, torch.bfloat16: -8323200}  # 0xFC00FC00, 0xFF80FF80 as int32
 
@@ -318,16 +326,17 @@ def _narrow_pair(first, second, IS_BF16: tl.constexpr):
 
 @triton.jit
 def softmax_packed_kernel(w_ptr, z_ptr, n_rows, n_words, ROWS: tl.constexpr, WORDS: tl.constexpr,
-                          IS_BF16: tl.constexpr, PAD: tl.constexpr):
+                          IS_BF16: tl.constexpr, PAD: tl.constexpr, PTX: tl.constexpr):
     offsets, col_ok, store_ok = _row_tile(n_rows, n_words, ROWS, WORDS)
     w = tl.load(w_ptr + offsets, mask=col_ok, other=PAD)
     first, second = _widen_halves(w, IS_BF16)
     m = tl.max(tl.maximum(first, second), axis=1)
     first, second = _widen_halves(tl.where((m == m)[:, None], w, 0), IS_BF16)  # widened again, after the max
-    s = tl.sum(tl.exp(first - m[:, None]) + tl.exp(second - m[:, None]), axis=1)
+    s = tl.sum(exp_ftz(first - m[:, None], PTX) + exp_ftz(second - m[:, None], PTX), axis=1)
     first, second = _widen_halves(tl.where((s > 0.0)[:, None], w, 0), IS_BF16)  # and again, after the sum
     inv_sum = (1.0 / s)[:, None]
-    z = _narrow_pair(tl.exp(first - m[:, None]) * inv_sum, tl.exp(second - m[:, None]) * inv_sum, IS_BF16)
+    z = _narrow_pair(exp_ftz(first - m[:, None], PTX) * inv_sum, exp_ftz(second - m[:, None], PTX) * inv_sum,
+                     IS_BF16)
     tl.store(z_ptr + offsets, z, mask=store_ok)
 
 
@@ -347,6 +356,6 @@ def packed(x: torch.Tensor) -> torch.Tensor:
     words = triton.next_power_of_2(n_cols // 2)
     softmax_packed_kernel[(n_rows,)](
         x.view(torch.int32), y.view(torch.int32), n_rows, n_cols // 2, ROWS=1, WORDS=words,
-        IS_BF16=x.dtype == torch.bfloat16, PAD=TWO_NEG_INF_WORDS[x.dtype],
-        num_warps=words // (32 * PACKED_WORDS_PER_THREAD))
+        IS_BF16=x.dtype == torch.bfloat16, PAD=TWO_NEG_INF_WORDS[x.dtype], PTX=triton_src.runs_ptx(x),
+        num_warps=words // (32 * PACKED_WORDS_PER_THREAD), maxnreg=PACKED_MAX_REGISTERS)
     return y
