@@ -278,9 +278,9 @@ def tuned(x: torch.Tensor) -> torch.Tensor:
 # Here the kernel does what CUDA does by hand: it loads each row as 32-bit words (x viewed as int32: two adjacent
 # elements a word, the first in the low half), keeps the words, and widens the two halves of each word to fp32 in
 # each pass (bf16 is the top half of an fp32; fp16 goes through a 16-bit bitcast). One row a program, 16 words a
-# thread (16 warps at N = 16K, 32 at 32K), at most 32 registers a thread (maxnreg: Triton 3.6 fits it without
-# spills, 3.8 spills 8-24 bytes a thread in bf16; cuobjdump of the sm_90 cubins), so two programs share an SM at
-# 32K and four at 16K: 128 KB of row in flight, as CUDA's v3.
+# thread (16 warps at N = 16K, 32 at 32K), at most 32 registers a thread (maxnreg; some compiled variants spill a
+# few bytes a thread: the kernel table of results/<gpu>/softmax.md), so two programs share an SM at 32K and four
+# at 16K: 128 KB of row in flight, as CUDA's v3.
 # The compiler would undo it: it computes the widened values once and keeps them for every later pass, which is the
 # register cost avoided here. So each pass reads words that the compiler cannot prove equal to the first pass's:
 # tl.where(m == m, w, 0) after the max, tl.where(s > 0, w, 0) after the sum. Both are w itself (m is NaN only for a
