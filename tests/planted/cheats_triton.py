@@ -26,6 +26,9 @@ from compare.validate import check_inputs
 from gelu_math import gelu_fp32  # the right math; each pattern here is wrong in its own way
 
 BLOCK = 1024
+# Columns per program or loop step of the softmax cheats. Wide, because Triton's interpreter pays per program and per
+# step, and the softmax checks include rows of 40000 elements.
+SOFTMAX_BLOCK = 4096
 
 
 @triton.jit
@@ -186,9 +189,9 @@ def softmax_dirty_workspace(x):
     sums = _workspaces[key]
     y = torch.empty_like(x)
     if x.numel():
-        grid = (m, triton.cdiv(n, 256))
-        _softmax_sum_kernel[grid](x, sums, n, BLOCK=256)
-        _softmax_scale_kernel[grid](x, sums, y, n, BLOCK=256)
+        grid = (m, triton.cdiv(n, SOFTMAX_BLOCK))
+        _softmax_sum_kernel[grid](x, sums, n, BLOCK=SOFTMAX_BLOCK)
+        _softmax_scale_kernel[grid](x, sums, y, n, BLOCK=SOFTMAX_BLOCK)
     return y
 
 
@@ -253,7 +256,7 @@ def softmax_ignores_row_stride(x):
     m, n = x.shape
     y = torch.empty((m, n), dtype=x.dtype, device=x.device)
     if x.numel():
-        _softmax_row_kernel[(m,)](x, y, n, x.stride(1), BLOCK=1024)
+        _softmax_row_kernel[(m,)](x, y, n, x.stride(1), BLOCK=SOFTMAX_BLOCK)
     return y
 
 
