@@ -46,7 +46,7 @@ def test_norm_split_step_matches_reference_on_rows_it_splits(op_name, device):
 
 # softmax's triton:packed takes fp16/bf16 rows of 16K-32K elements only, longer than the interpreter's shapes: its own
 # path is checked here, on random rows and every special input set (-inf, NaN, subnormals, ...), at 3 rows of an
-# odd number of words (its last program of 2 rows holds a clamped one). The interpreter takes fp16.
+# odd number of words (padding words in every row's tile). The interpreter takes fp16.
 PACKED_CASES = [(torch.float16, (3, 16386), name)
                 for name in (check.RANDOM, *discover.load_op("softmax").special_inputs)]
 
