@@ -7,7 +7,7 @@ Steps (each one a row, triton:<name>; measured figures: results/<gpu>/softmax.md
   v4 tuned    + longer rows too few to fill the GPU: split across programs, a kernel for per-slice (max, sum)
               and one that merges them and writes
   v5 packed   + fp16/bf16 rows of 16K-32K elements: the rows kept as loaded, two elements to a 32-bit register,
-              and widened in each pass, so two or three programs share an SM where v2's one filled it
+              and widened in each pass, so two to four programs share an SM where v2's one filled it
 
 As in cuda_src/softmax.cu, each step takes the rows it adds a path for and hands every other shape to the step
 before, so each row runs every shape the one before it runs (triton:tiled, like triton:basic, refuses N > 64K).
@@ -269,9 +269,9 @@ def tuned(x: torch.Tensor) -> torch.Tensor:
 
 # ---- packed: 16-bit rows held two elements to a register. ---------------------------------------------------------
 # Triton gives every element of a tensor its own 32-bit register, whatever its width: an fp16 value widened to fp32
-# costs what it did as fp16. v2 holds a 16-bit row of N = 32K in one program of 32 warps at about 51 registers a
-# thread (cuobjdump -res-usage of the sm_90 cubin, Triton 3.6): 52K of an SM's 64K registers, so one program an SM
-# and 64 KB of row in flight there. CUDA's v3 keeps 16-bit packets as loaded, two elements to a register
+# costs what it did as fp16. v2 holds a 16-bit row of N = 32K in one program, at 32 warps and about 51 registers a
+# thread or at 16 warps and about 101 (cuobjdump -res-usage of the sm_90 cubins, Triton 3.6; its autotuner picks 16
+# on an H200: results/nvidia-h200/softmax-profile.md): either way one program an SM, 64 KB of row in flight there. CUDA's v3 keeps 16-bit packets as loaded, two elements to a register
 # (cuda_src/softmax.cu, CachedRow), and two of its blocks share an SM. On an H200, which needs more bytes in flight
 # than an H100 to reach its bandwidth, v2's 16-bit rows of 16K-32K fall behind fp32 ones and behind CUDA
 # (results/nvidia-h200/softmax.md).
