@@ -1,5 +1,5 @@
-"""Tables in the terminal and the result files: <op>.md (for people), <op>.csv and <op>.json (for programs), a PNG
-plot of throughput against size, and the captured torch.compile code. Every file is written to a temporary name
+"""Tables in the terminal and the result files: <op>.md (for people), <op>.csv, <op>.json and <op>.checks.csv (every
+check case) for programs, a PNG plot of throughput against size, and the captured torch.compile code. Every file is written to a temporary name
 and renamed into place, so an interrupted run leaves the previous results whole.
 
 The terminal's report and the md are one list of sections (sections), built once from the result and rendered by
@@ -19,6 +19,7 @@ from pathlib import Path
 
 from tabulate import tabulate
 
+from .check import CheckResult
 from .results import CudaKernelBuild, OpResult, ceiling_name, is_phase_part
 from .timing import HOST_CHECK_BELOW_MS, SAME_BYTES_COPY
 
@@ -286,7 +287,7 @@ def sections(result: OpResult, command: str = "", plot: str | None = None,
         rows=check_table(result), empty_in_markdown=True,
         prose=f"Against a float64 reference on fresh random inputs (seed {result.seed}); outputs poisoned with NaN "
               "before each call; an element passes when |out − ref| ≤ atol + rtol·|ref|; err/tol is the worst "
-              "element's error over its bound (≤ 1 passes). Every case is in the JSON."))
+              f"element's error over its bound (≤ 1 passes). Every case is in {CHECKS_FILE.format(op=result.op)}."))
     out += timing_sections(result)
     out += ladder_sections(result)
     if plot:
@@ -475,7 +476,8 @@ def to_json(result: OpResult, command: str) -> dict:
         **({"counting": result.counting} if result.counting else {}),
         "ceilings": ceilings,
         "rows": rows(result.rows),
-        "checks": rows(result.checks),
+        "checks": {"file": CHECKS_FILE.format(op=result.op), "cases": len(result.checks),
+                   "failed": sum(not c.ok for c in result.checks)},
         "timings": timings(result.timings),
         "loc": loc,
         "build": rows(result.build),
@@ -487,6 +489,40 @@ def to_json(result: OpResult, command: str) -> dict:
         "ladder": {"steps": rows(result.ladder), "cells": [list(c) for c in result.ladder_cells]},
         "phases": result.phases,
     }
+
+
+# Every check case of a run, a line each (a run of an op with a backward judges thousands), beside the json, which
+# gives their count. The columns are CheckResult's fields; a tuple is written space-separated, None as an empty cell.
+CHECKS_FILE = "{op}.checks.csv"
+CHECK_FIELDS = [f.name for f in dataclasses.fields(CheckResult)]
+_CHECK_NUMBERS = {"seed": int, "max_abs_err": float, "max_rel_err": float, "atol": float, "rtol": float,
+                  "worst_ratio": float, "ulps": float, "warmup_s": float}
+
+
+def checks_csv(checks: list[CheckResult]) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(CHECK_FIELDS)
+    for c in checks:
+        values = (getattr(c, name) for name in CHECK_FIELDS)
+        writer.writerow(["" if v is None else " ".join(map(str, v)) if isinstance(v, (tuple, list)) else v
+                         for v in values])
+    return out.getvalue()
+
+
+def read_checks(path: Path) -> list[dict]:
+    """The check cases of an <op>.checks.csv, each a dict of CheckResult's fields with their types back."""
+    def value(name, text):
+        if name == "ok":
+            return text == "True"
+        if name == "seeds":
+            return tuple(int(s) for s in text.split())
+        if name in _CHECK_NUMBERS:
+            return None if text == "" else _CHECK_NUMBERS[name](text)
+        return text
+
+    with open(path, newline="") as f:
+        return [{name: value(name, text) for name, text in row.items()} for row in csv.DictReader(f)]
 
 
 def to_csv(result: OpResult) -> str:
@@ -576,6 +612,8 @@ def write_files(result: OpResult, out_dir: Path, command: str) -> dict[str, Path
     write_atomic(written["json"], json.dumps(to_json(result, command), indent=1, default=str))
     written["csv"] = out_dir / f"{result.op}.csv"
     write_atomic(written["csv"], to_csv(result))
+    written["checks"] = out_dir / CHECKS_FILE.format(op=result.op)
+    write_atomic(written["checks"], checks_csv(result.checks))
     written["md"] = out_dir / f"{result.op}.md"
     write_atomic(written["md"], markdown(result, files))
     return written

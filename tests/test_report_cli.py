@@ -1,3 +1,4 @@
+import dataclasses
 import json
 import subprocess
 import sys
@@ -28,10 +29,24 @@ def test_report_files_are_written_whole(gelu_result, tmp_path):
     for key in ("op", "env", "ceilings", "checks", "timings", "loc", "build"):
         assert key in data
     assert {"gpu", "torch", "triton", "git_revision", "timing_method"} <= set(data["env"])
-    first = data["checks"][0]
-    assert {"impl", "dtype", "shape", "max_abs_err", "max_rel_err", "atol", "rtol", "ok"} <= set(first)
+    assert data["checks"] == {"file": "gelu.checks.csv", "cases": len(gelu_result.checks),
+                              "failed": sum(not c.ok for c in gelu_result.checks)}
+    cases = report.read_checks(tmp_path / "gelu.checks.csv")
+    assert {"impl", "dtype", "shape", "max_abs_err", "max_rel_err", "atol", "rtol", "ok"} <= set(cases[0])
+    assert cases == [dict(dataclasses.asdict(c), seeds=tuple(c.seeds)) for c in gelu_result.checks]
     assert "| impl" in (tmp_path / "gelu.md").read_text()
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_check_cases_read_back_as_they_were_written(tmp_path):
+    from compare.check import CheckResult
+
+    cases = [CheckResult("triton:x", "float16", "M=3 N=5", "random", 7, False, "FAIL", 0.5, 1e-300, 0.0, 2.0**-50,
+                         3.25, 'outside atol, "rows 0-2 of 3"\nand more', 1, (1, 7, 9), None),
+             CheckResult("cuda:y", "bfloat16", "M=1 N=1", "timed call 2", 8, True, "ok")]
+    path = tmp_path / "x.checks.csv"
+    path.write_text(report.checks_csv(cases))
+    assert report.read_checks(path) == [dataclasses.asdict(c) for c in cases]
 
 
 def test_atomic_write_keeps_the_old_file_when_writing_fails(tmp_path):
