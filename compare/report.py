@@ -1,6 +1,6 @@
 """Tables in the terminal and the result files: <op>.md (for people), <op>.csv, <op>.json and <op>.checks.csv (every
-check case) for programs, a PNG plot of throughput against size, and the captured torch.compile code. Every file is written to a temporary name
-and renamed into place, so an interrupted run leaves the previous results whole.
+check case) for programs, a PNG plot of throughput against size, and the captured torch.compile code. Every file is
+written to a temporary name and renamed into place, so an interrupted run leaves the previous results whole.
 
 The terminal's report and the md are one list of sections (sections), built once from the result and rendered by
 print_terminal and markdown; what only one of them shows (the md's prose, the terminal's --show inductor code) is a
@@ -495,8 +495,7 @@ def to_json(result: OpResult, command: str) -> dict:
 # gives their count. The columns are CheckResult's fields; a tuple is written space-separated, None as an empty cell.
 CHECKS_FILE = "{op}.checks.csv"
 CHECK_FIELDS = [f.name for f in dataclasses.fields(CheckResult)]
-_CHECK_NUMBERS = {"seed": int, "max_abs_err": float, "max_rel_err": float, "atol": float, "rtol": float,
-                  "worst_ratio": float, "ulps": float, "warmup_s": float}
+_CHECK_TYPES = {f.name: f.type for f in dataclasses.fields(CheckResult)}  # the annotations, as text: "float | None"
 
 
 def checks_csv(checks: list[CheckResult]) -> str:
@@ -513,12 +512,13 @@ def checks_csv(checks: list[CheckResult]) -> str:
 def read_checks(path: Path) -> list[dict]:
     """The check cases of an <op>.checks.csv, each a dict of CheckResult's fields with their types back."""
     def value(name, text):
-        if name == "ok":
+        kind = _CHECK_TYPES[name].split(" | ")[0]
+        if kind == "bool":
             return text == "True"
-        if name == "seeds":
+        if kind == "tuple":
             return tuple(int(s) for s in text.split())
-        if name in _CHECK_NUMBERS:
-            return None if text == "" else _CHECK_NUMBERS[name](text)
+        if kind in ("int", "float"):
+            return None if text == "" else int(text) if kind == "int" else float(text)
         return text
 
     with open(path, newline="") as f:

@@ -169,8 +169,9 @@ OP = Op(
     #   * fp16/bf16: computed in fp32 (accurate to ~1e-5 relative, far below half an fp16 or bf16 ulp) and rounded
     #     once, so a correct kernel is at most 1 ulp from the correctly rounded output, subnormal outputs included
     #     (ulps = 1). bf16 adds atol = 2^-126: bf16 shares fp32's exponent range, and an fp32 exponential that
-    #     flushes results below fp32's smallest normal (cuda:warp to cuda:cluster, triton:packed) loses bf16's subnormal outputs. As atol/rtol this would be rtol = 2^-10 (fp16) / 2^-7 (bf16) to cover one
-    #     ulp at the bottom of a binade, twice the ulp bound at its top; was rtol 2e-3 / 8e-3 with atol 1e-6 / 1e-5.
+    #     flushes results below fp32's smallest normal (cuda:warp to cuda:cluster, triton:packed) loses bf16's
+    #     subnormal outputs. As atol/rtol this would be rtol = 2^-10 (fp16) / 2^-7 (bf16) to cover one ulp at the
+    #     bottom of a binade, twice the ulp bound at its top; was rtol 2e-3 / 8e-3 with atol 1e-6 / 1e-5.
     # A wrong formula fails: without the max subtraction, exp overflows on "large magnitudes" (NaN); an fp16 sum
     # overflows at N > 65504 on the tied rows of "range edges".
     tolerances={

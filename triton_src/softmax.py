@@ -271,8 +271,9 @@ def tuned(x: torch.Tensor) -> torch.Tensor:
 # Triton gives every element of a tensor its own 32-bit register, whatever its width: an fp16 value widened to fp32
 # costs what it did as fp16. v2 holds a 16-bit row of N = 32K in one program, at 32 warps and about 51 registers a
 # thread or at 16 warps and about 101 (cuobjdump -res-usage of the sm_90 cubins, Triton 3.6; its autotuner picks 16
-# on an H200: results/nvidia-h200/softmax-profile.md): either way one program an SM, 64 KB of row in flight there. CUDA's v3 keeps 16-bit packets as loaded, two elements to a register
-# (cuda_src/softmax.cu, CachedRow), and two of its blocks share an SM. On an H200, which needs more bytes in flight
+# on an H200: results/nvidia-h200/softmax-profile.md): either way one program an SM, 64 KB of row in flight there.
+# CUDA's v3 keeps 16-bit packets as loaded, two elements to a register (cuda_src/softmax.cu, CachedRow), and two of
+# its blocks share an SM. On an H200, which needs more bytes in flight
 # than an H100 to reach its bandwidth, v2's 16-bit rows of 16K-32K fall behind fp32 ones and behind CUDA
 # (results/nvidia-h200/softmax.md).
 # Here the kernel does what CUDA does by hand: it loads each row as 32-bit words (x viewed as int32: two adjacent
