@@ -31,13 +31,22 @@ def runs_ptx(t: torch.Tensor) -> bool:
     return t.is_cuda and os.environ.get("TRITON_INTERPRET") != "1"
 
 
+LOG2E = tl.constexpr(1.4426950408889634)
+
+
+@triton.jit
+def exp2_ftz(a, PTX: tl.constexpr):
+    """2^a in fp32 as one MUFU.EX2: PTX's ex2.approx.ftz.f32. tl.exp2 and tl.exp lower to ex2.approx.f32, which
+    keeps subnormal results and costs a compare and two multiplies around each MUFU.EX2 in the SASS. Results below
+    2^-126 flush to 0, as with CUDA's __expf. Triton's interpreter runs no PTX: with PTX false, tl.exp2."""
+    if PTX:
+        return tl.inline_asm_elementwise("ex2.approx.ftz.f32 $0, $1;", "=f,f", [a], dtype=tl.float32, is_pure=True,
+                                         pack=1)
+    else:
+        return tl.exp2(a)
+
+
 @triton.jit
 def exp_ftz(x, PTX: tl.constexpr):
-    """e^x in fp32 as one MUFU.EX2 of x·log2(e): PTX's ex2.approx.ftz.f32. tl.exp lowers to ex2.approx.f32, which
-    keeps subnormal results and costs a compare and two multiplies around each MUFU.EX2 in the SASS. Results below
-    2^-126 flush to 0, as with CUDA's __expf. Triton's interpreter runs no PTX: with PTX false, tl.exp."""
-    if PTX:
-        return tl.inline_asm_elementwise("ex2.approx.ftz.f32 $0, $1;", "=f,f", [x * 1.4426950408889634],
-                                         dtype=tl.float32, is_pure=True, pack=1)
-    else:
-        return tl.exp(x)
+    """e^x as exp2_ftz(x·log2(e))."""
+    return exp2_ftz(x * LOG2E, PTX)
