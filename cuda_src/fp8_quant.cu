@@ -111,11 +111,14 @@ __device__ __forceinline__ typename QuantBytes<lab::Packet<T>::kSize>::Word quan
 // v / scale correctly rounded without a division: q = v·r with r = 1/scale correctly rounded (once per group), the
 // remainder v − q·scale, exact in one fma, and q corrected by remainder·r in a second. Markstein's theorem: with r
 // within half an ulp of 1/scale and q within one ulp of v/scale, the corrected q is the correctly rounded quotient
-// as long as the remainder (about 2^-24·|v|) is not subnormal: values below 2^-100 take the division instead; from
-// 2^-100 up the group's scale (absmax / 448 >= |v| / 448) is at least 2^-109, its reciprocal finite. Three FMA-pipe
-// instructions where __fdiv_rn takes about ten and a branch to its slow path.
+// as long as the remainder (about 2^-24·|v|) is not subnormal, that is for |v| from 2^-100 up. Below that the
+// quotient may be off, but in a group whose scale is at least 2^-80 it is below 2^-20, far under e4m3's smallest
+// subnormal (2^-9): such values quantize to zero either way. So a group with scale >= kSmallestReciprocalScale takes
+// this path for all its values, and a group with a smaller scale divides (its reciprocal could also overflow). Three
+// FMA-pipe instructions where __fdiv_rn takes about ten and a branch to its slow path.
+constexpr float kSmallestReciprocalScale = 0x1p-80f;
+
 __device__ __forceinline__ float divide_by_reciprocal(float v, float scale, float reciprocal) {
-  if (fabsf(v) < 0x1p-100f) return __fdiv_rn(v, scale);
   const float q = __fmul_rn(v, reciprocal);
   return __fmaf_rn(__fmaf_rn(-q, scale, v), reciprocal, q);
 }
@@ -205,17 +208,20 @@ __global__ void __launch_bounds__(kRegsThreads) fp8_quant_regs_kernel(
   const float scale = scale_of(absmax);
   if (rank == 0) scales[g] = scale;
   Word* qg = reinterpret_cast<Word*>(q + g * group);
-  const float reciprocal = __frcp_rn(scale);  // v4: once per group
+  const auto quantize_held = [&](auto quotient) {
 #pragma unroll
-  for (int i = 0; i < kRegsPackets; ++i) {
-    const int64_t p = rank + static_cast<int64_t>(i) * threads_per_group;
-    if (p < packets) {
-      if constexpr (kByReciprocal) {
-        qg[p] = quantize_packet<T>(held[i], [=](float v) { return divide_by_reciprocal(v, scale, reciprocal); });
-      } else {
-        qg[p] = quantize_packet<T>(held[i], scale);
-      }
+    for (int i = 0; i < kRegsPackets; ++i) {
+      const int64_t p = rank + static_cast<int64_t>(i) * threads_per_group;
+      if (p < packets) qg[p] = quantize_packet<T>(held[i], quotient);
     }
+  };
+  // v4: the reciprocal once per group, and the choice of path once per group (every value of a group takes the
+  // same one, so the warp does not diverge per value as a test of each value would make it)
+  if (kByReciprocal && scale >= kSmallestReciprocalScale) {
+    const float reciprocal = __frcp_rn(scale);
+    quantize_held([=](float v) { return divide_by_reciprocal(v, scale, reciprocal); });
+  } else {
+    quantize_held([=](float v) { return __fdiv_rn(v, scale); });
   }
 }
 
