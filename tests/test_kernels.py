@@ -65,6 +65,28 @@ def test_softmax_packed_step_matches_reference_on_its_own_rows(device, monkeypat
         assert r.ok, f"{impl.name} {r.dtype} {r.shape} {r.inputs}: {r.status}: {r.message}"
 
 
+# layernorm's triton:occupancy takes forward rows of 8K-16K elements only, longer than the interpreter's shapes: its
+# own path (v2's kernel under its register cap) is checked here at an odd N and a power of two, rows far from zero
+# among them, in the forward and in the forward + backward pass (whose backward is v4's).
+OCCUPANCY_CASES = [(torch.float32, (3, 8193), "random"), (torch.float16, (2, 16384), "random"),
+                   (torch.float32, (2, 12000), "large offset")]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("op_name", ["layernorm", "layernorm-fwd-bwd"])
+def test_layernorm_occupancy_step_matches_reference_on_its_own_rows(op_name, device, monkeypatch):
+    from triton_src import layernorm
+
+    op = discover.load_op(op_name)
+    impl = next(i for i in discover.implementations(op) if i.name == "triton:occupancy")
+    worker._use_interpreter_autotune_stub(impl)
+    fn = impl.load()
+    monkeypatch.setattr(layernorm, "_fused", lambda *a: pytest.fail("triton:occupancy handed its own rows to v2"))
+    for dtype, shape, inputs in OCCUPANCY_CASES:
+        r = check.check_case(op, impl.name, fn, dtype, shape, device, 0, inputs)
+        assert r.ok, f"{impl.name} {r.dtype} {r.shape} {r.inputs}: {r.status}: {r.message}"
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(not env.nvcc_path(), reason="needs the CUDA toolkit (nvcc)")
 @pytest.mark.parametrize("op", CUDA_OPS, ids=[op.name for op in CUDA_OPS])

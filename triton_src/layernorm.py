@@ -12,6 +12,8 @@ Steps (each one a row, triton:<name>; measured figures: results/<gpu>/layernorm.
               in flight while a program reduces (the forward is v2's)
   v4 split    + backward rows past 16K: a row cut into chunks shared by programs, its sums gathered by a first
               kernel and its dx written by a second (the row read twice; the forward is v2's)
+  v5 occupancy  + forward rows of 8K-16K elements with the registers capped so that two programs share a
+              multiprocessor: one program's loads in flight while the other reduces (the backward is v4's)
 
 As in cuda_src/layernorm.cu, each step takes the rows it adds a path for and hands every other shape to the step
 before, so each row runs every shape (rows longer than v2 holds go to v1, whose tiles take any N).
@@ -234,10 +236,10 @@ def warps_worth_trying(configs, named_args, **kwargs):
 WARP_CONFIGS = [triton.Config({}, num_warps=w) for w in (4, 8, 16, 32)]
 
 
-@triton.autotune(configs=WARP_CONFIGS, key=["m", "n"], prune_configs_by={"early_config_prune": warps_worth_trying})
 @triton.jit
-def layernorm_fused_kernel(x_ptr, w_ptr, b_ptr, y_ptr, mean_ptr, rstd_ptr, m, n, eps, ROWS: tl.constexpr,
-                           BLOCK: tl.constexpr, VALUES: tl.constexpr):
+def layernorm_rows(x_ptr, w_ptr, b_ptr, y_ptr, mean_ptr, rstd_ptr, m, n, eps, ROWS: tl.constexpr,
+                   BLOCK: tl.constexpr):
+    """ROWS whole rows from the program's index on, each held in registers: its mean, variance and output."""
     rows = tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS)
     cols = tl.arange(0, BLOCK)
     col_ok = (cols < n)[None, :]
@@ -254,6 +256,13 @@ def layernorm_fused_kernel(x_ptr, w_ptr, b_ptr, y_ptr, mean_ptr, rstd_ptr, m, n,
     tl.store(y_ptr + offsets, y.to(y_ptr.dtype.element_ty), mask=mask)
     tl.store(mean_ptr + rows, mean, mask=row_ok)
     tl.store(rstd_ptr + rows, rstd, mask=row_ok)
+
+
+@triton.autotune(configs=WARP_CONFIGS, key=["m", "n"], prune_configs_by={"early_config_prune": warps_worth_trying})
+@triton.jit
+def layernorm_fused_kernel(x_ptr, w_ptr, b_ptr, y_ptr, mean_ptr, rstd_ptr, m, n, eps, ROWS: tl.constexpr,
+                           BLOCK: tl.constexpr, VALUES: tl.constexpr):
+    layernorm_rows(x_ptr, w_ptr, b_ptr, y_ptr, mean_ptr, rstd_ptr, m, n, eps, ROWS, BLOCK)
 
 
 def fused_tile(x: torch.Tensor) -> tuple[int, int]:
@@ -494,5 +503,54 @@ def split(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor):
 
 @backward("split")
 def split_backward(dy, x, weight, bias, mean, rstd):
+    _check(x, weight, ("bias", bias), grad=dy)
+    return _split_backward(dy, x, weight, bias, mean, rstd)
+
+
+# ---- occupancy: two forward programs to a multiprocessor. ---------------------------------------------------------
+# v2's forward holds a row of 8K-16K elements whole in one program, and the compiler spends registers freely on it:
+# at N = 16K about 101 registers a thread at 16 warps and 53 at 32 (cuobjdump -res-usage of the sm_90 cubins,
+# Triton 3.6), so whatever the warps the autotuner picks, one program an SM. That program loads its row, then
+# reduces it, then stores it, and nothing else on the SM has loads in flight meanwhile: an fp16/bf16 row of 16K is
+# 32 KB, too little to keep the memory busy (v2 trails CUDA there: results/<gpu>/layernorm.md). CUDA's v6 makes the
+# same trade in its backward (cuda_src/layernorm.cu): fewer registers, two blocks to a multiprocessor.
+# v5 runs v2's rows (layernorm_rows) with the registers capped (Triton's maxnreg) at what two programs of its warps
+# can share, 65536 / (2 · 32 · warps), and lets the autotuner choose between 16 warps at 64 registers and 32 at 32.
+# The compiler spills a few values a thread to fit (the kernel table of results/<gpu>/layernorm.md). Shorter rows
+# already fit two programs or more; at longer ones the row alone needs more registers than the cap leaves, so both
+# go to v2.
+OCCUPANCY_COLS = (8193, 16384)
+REGISTERS_PER_SM, PROGRAMS_PER_SM = 65536, 2
+TWO_PROGRAMS_AN_SM = [triton.Config({}, num_warps=w, maxnreg=REGISTERS_PER_SM // (PROGRAMS_PER_SM * 32 * w))
+                      for w in (16, 32)]
+
+
+@triton.autotune(configs=TWO_PROGRAMS_AN_SM, key=["m", "n"])
+@triton.jit
+def layernorm_occupancy_kernel(x_ptr, w_ptr, b_ptr, y_ptr, mean_ptr, rstd_ptr, m, n, eps, ROWS: tl.constexpr,
+                               BLOCK: tl.constexpr):
+    layernorm_rows(x_ptr, w_ptr, b_ptr, y_ptr, mean_ptr, rstd_ptr, m, n, eps, ROWS, BLOCK)
+
+
+def _occupancy(x, weight, bias):
+    m, n = x.shape
+    if not (OCCUPANCY_COLS[0] <= n <= OCCUPANCY_COLS[1] and m):
+        return _fused(x, weight, bias)
+    y = torch.empty_like(x)
+    mean, rstd = row_statistics(m, x.device, 2)
+    rows, block = fused_tile(x)
+    layernorm_occupancy_kernel[(triton.cdiv(m, rows),)](x, weight, bias, y, mean, rstd, m, n, EPS, ROWS=rows,
+                                                        BLOCK=block)
+    return y, mean, rstd
+
+
+@variant("occupancy")
+def occupancy(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor):
+    _check(x, weight, ("bias", bias))
+    return _occupancy(x, weight, bias)
+
+
+@backward("occupancy")
+def occupancy_backward(dy, x, weight, bias, mean, rstd):
     _check(x, weight, ("bias", bias), grad=dy)
     return _split_backward(dy, x, weight, bias, mean, rstd)
