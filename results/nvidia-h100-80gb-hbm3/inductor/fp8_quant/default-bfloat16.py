@@ -1,4 +1,4 @@
-# torch:compile, bfloat16, M=4096 N=4096 G=4096: output code captured from torch.compile (torch 2.11.0+cu130) by `python -m compare fp8_matmul fp8_quant softmax dropout --gpus all --check-rows 4`
+# torch:compile, bfloat16, M=4096 N=4096 G=4096: output code captured from torch.compile (torch 2.11.0+cu130) by `python -m compare fp8_quant --gpus all --check-rows 4`
 # AOT ID: ['41_inference']
 from ctypes import c_void_p, c_long, c_int
 import torch
@@ -35,7 +35,7 @@ async_compile = AsyncCompile()
 empty_strided_p2p = torch._C._distributed_c10d._SymmetricMemory.empty_strided_p2p
 
 
-# kernel path: /tmp/tmpfhmrl0sm/b2/cb2rvij332cxlaa4zzanfhb6dlqyio5buzdmad4zmrphvbsir23n.py
+# kernel path: /tmp/tmp55k5lz2h/b2/cb2rvij332cxlaa4zzanfhb6dlqyio5buzdmad4zmrphvbsir23n.py
 # Topologically Sorted Source Nodes: [float_1, groups, abs_1, absmax, eq, ones_like, truediv, scale, truediv_1, clamp, q], Original ATen: [aten._to_copy, aten.view, aten.abs, aten.amax, aten.eq, aten.ones_like, aten.div, aten.where, aten.clamp]
 # Source node to ATen node mapping:
 #   abs_1 => abs_1
