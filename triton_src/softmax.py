@@ -296,8 +296,10 @@ def tuned(x: torch.Tensor) -> torch.Tensor:
 # where a multiply by 1/s followed), and rounds and packs each pair with one cvt.rn.bf16x2.f32 (f16x2), where
 # Triton's casts convert the halves one by one and pack them with integer instructions: 616 to 568 SASS
 # instructions at N = 32K bf16 (Triton 3.6, sm_90). On an H200 that bought the 32K rows a little and cost the 16K
-# rows more (results/nvidia-h200/softmax.md at commit a43cc19 against 3f31f3b, in the file's git history), though
-# the new kernel spills fewer bytes (the kernel tables): why 16K lost is not yet profiled.
+# rows more (results/nvidia-h200/softmax.md at commit a43cc19 against 3f31f3b, in the file's git history). At 16K
+# (16 warps) this kernel spills at the 32-register cap, four stores and four loads of local memory in the bf16
+# cubin, where the one before it did not; at 32K (32 warps) neither spills. That the spill costs the 16K rows is
+# not yet profiled.
 # Two rows a program (128 KB, but 52 registers at 32 warps: one program an SM) ran slower than v2 on an H100
 # (results/nvidia-h100-80gb-hbm3/softmax.md at commit 4d97f91): a lone program cannot overlap its load, its
 # reductions and its stores with another program's.
