@@ -518,7 +518,8 @@ def split_backward(dy, x, weight, bias, mean, rstd):
 # can share, 65536 / (2 · 32 · warps), and lets the autotuner choose between 16 warps at 64 registers and 32 at 32.
 # The compiler spills a few values a thread to fit (the kernel table of results/<gpu>/layernorm.md). Shorter rows
 # already fit two programs or more; at longer ones the row alone needs more registers than the cap leaves, so both
-# go to v2.
+# go to v2. In fp32 a 16K row is 64 KB, enough in flight for one program an SM on an H100, where v5's spills make
+# it slower than v2; on an H200 it is faster (results/<gpu>/layernorm.md at commit a43cc19).
 OCCUPANCY_COLS = (8193, 16384)
 REGISTERS_PER_SM, PROGRAMS_PER_SM = 65536, 2
 TWO_PROGRAMS_AN_SM = [triton.Config({}, num_warps=w, maxnreg=REGISTERS_PER_SM // (PROGRAMS_PER_SM * 32 * w))
