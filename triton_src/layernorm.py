@@ -272,16 +272,21 @@ def fused_tile(x: torch.Tensor) -> tuple[int, int]:
     return max(1, FUSED_TILE_BYTES // (block * x.element_size())), block
 
 
+def launch_rows(kernel, x, weight, bias, **meta):
+    """y, mean and rstd of x from a kernel over layernorm_rows (v2's or v5's), its programs fused_tile's."""
+    m, n = x.shape
+    y = torch.empty_like(x)
+    mean, rstd = row_statistics(m, x.device, 2)
+    rows, block = fused_tile(x)
+    kernel[(triton.cdiv(m, rows),)](x, weight, bias, y, mean, rstd, m, n, EPS, ROWS=rows, BLOCK=block, **meta)
+    return y, mean, rstd
+
+
 def _fused(x, weight, bias):
     m, n = x.shape
     if n > MAX_FUSED_COLS or not (m and n):
         return _basic(x, weight, bias)
-    y = torch.empty_like(x)
-    mean, rstd = row_statistics(m, x.device, 2)
-    rows, block = fused_tile(x)
-    layernorm_fused_kernel[(triton.cdiv(m, rows),)](x, weight, bias, y, mean, rstd, m, n, EPS, ROWS=rows,
-                                                    BLOCK=block, VALUES=64)
-    return y, mean, rstd
+    return launch_rows(layernorm_fused_kernel, x, weight, bias, VALUES=64)
 
 
 # The fused backward: program g takes the contiguous rows g·R .. (g+1)·R - 1 (R = ceil(M / G)) and keeps each whole
@@ -537,12 +542,7 @@ def _occupancy(x, weight, bias):
     m, n = x.shape
     if not (OCCUPANCY_COLS[0] <= n <= OCCUPANCY_COLS[1] and m):
         return _fused(x, weight, bias)
-    y = torch.empty_like(x)
-    mean, rstd = row_statistics(m, x.device, 2)
-    rows, block = fused_tile(x)
-    layernorm_occupancy_kernel[(triton.cdiv(m, rows),)](x, weight, bias, y, mean, rstd, m, n, EPS, ROWS=rows,
-                                                        BLOCK=block)
-    return y, mean, rstd
+    return launch_rows(layernorm_occupancy_kernel, x, weight, bias)
 
 
 @variant("occupancy")
