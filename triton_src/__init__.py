@@ -1,6 +1,7 @@
 """Triton implementations, one module per op; functions marked ``@variant(name)`` are the rows ``triton:<name>``."""
 import functools
 import os
+import inspect
 
 import torch
 import triton
@@ -50,3 +51,80 @@ def exp2_ftz(a, PTX: tl.constexpr):
 def exp_ftz(x, PTX: tl.constexpr):
     """e^x as exp2_ftz(x·log2(e))."""
     return exp2_ftz(x * LOG2E, PTX)
+
+
+def _specialization(arg):
+    """What of one argument may decide which compiled kernel a launch takes: a tensor's dtype, device and 16-byte
+    alignment (Triton specializes pointers on it, not on their values); an integer's value (Triton specializes on
+    1, on divisibility by 16 and on 32 or 64 bits, and an autotuner's key may hold it); a float's type only (never
+    specialized); None for an argument of any other kind, which sends the call through kernel[grid]."""
+    if isinstance(arg, torch.Tensor):
+        return arg.dtype, arg.get_device(), arg.data_ptr() % 16 == 0
+    if isinstance(arg, (bool, int)):
+        return type(arg), arg
+    if isinstance(arg, float):
+        return float
+    return None
+
+
+class Launcher:
+    """kernel[grid](*args, **meta) with the Python that Triton runs on every launch done once per specialization.
+
+    A launch through kernel[grid] binds the arguments to the kernel's parameters, works out their specialization
+    (each tensor's dtype and alignment, each integer's properties), turns it into a cache key and finds the compiled
+    kernel; an autotuned kernel first builds its tuning key (its key parameters' values and every tensor's dtype)
+    and finds the config it chose. All of it is Python, on every call: tens of microseconds a launch, more than a
+    short kernel takes (results/nvidia-h200/host-overhead.md, the `host` columns of the softmax and norm tables).
+    A Launcher keys its own cache on those properties or finer ones (_specialization of each positional argument,
+    an integer by its whole value, and every keyword's value), in one pass over the arguments. The first call at a key goes through kernel[grid], compiling
+    and autotuning as usual, and keeps the compiled kernel it launched and the values of the parameters after the
+    positional ones; a later call at that key launches the compiled kernel directly (CompiledKernel[grid], the
+    launcher Triton itself calls last). Under Triton's interpreter, for a grid given as a function, for arguments of
+    another kind, and for a config with a pre_hook (which must run before every launch), every call goes through
+    kernel[grid]."""
+
+    def __init__(self, kernel):
+        self.kernel = kernel
+        self.compiled = {}
+        jit = kernel
+        while hasattr(jit, "fn") and not isinstance(jit, triton.runtime.JITFunction):
+            jit = jit.fn
+        # Under Triton's interpreter the kernels are interpreted functions, with nothing compiled to launch.
+        self.params = (list(inspect.signature(jit.fn).parameters.values())
+                       if isinstance(jit, triton.runtime.JITFunction) else None)
+
+    def __getitem__(self, grid):
+        return lambda *args, **meta: self.launch(grid, args, meta)
+
+    def launch(self, grid, args, meta):
+        if self.params is None or callable(grid):
+            return self.kernel[grid](*args, **meta)
+        key = (*map(_specialization, args), *meta.items())
+        found = self.compiled.get(key)
+        if found is not None:
+            compiled, later = found
+            compiled[(*grid, 1, 1)[:3]](*args, *later)  # the launcher takes every parameter, constexprs too
+            return compiled
+        compiled = self.kernel[grid](*args, **meta)
+        config = getattr(self.kernel, "best_config", None)
+        if None in key[:len(args)] or (config is not None and config.pre_hook is not None):
+            return compiled
+        values = {**meta, **(config.kwargs if config is not None else {})}
+        later = []
+        for p in self.params[len(args):]:
+            if p.name not in values and p.default is inspect.Parameter.empty:
+                return compiled  # a parameter this launch did not name: leave it to kernel[grid]
+            later.append(values.get(p.name, p.default))
+        self.compiled[key] = (compiled, tuple(later))
+        return compiled
+
+
+_launchers: dict[int, Launcher] = {}
+
+
+def launcher(kernel) -> Launcher:
+    """The one Launcher of a kernel, kept by the kernel's id (a JITFunction's hash takes a lock on every lookup)."""
+    found = _launchers.get(id(kernel))
+    if found is None:
+        found = _launchers[id(kernel)] = Launcher(kernel)
+    return found

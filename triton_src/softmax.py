@@ -8,6 +8,8 @@ Steps (each one a row, triton:<name>; measured figures: results/<gpu>/softmax.md
               and one that merges them and writes
   v5 packed   + fp16/bf16 rows of 16K-32K elements: the rows kept as loaded, two elements to a 32-bit register,
               and widened in each pass, so two to four programs share an SM where v2's one filled it
+  v6 direct   + every launch without Triton's per-call Python (binding, specialization, autotuner dispatch):
+              v5's kernels through triton_src.Launcher, the host's time per call cut, the GPU's work the same
 
 As in cuda_src/softmax.cu, each step takes the rows it adds a path for and hands every other shape to the step
 before, so each row runs every shape the one before it runs (triton:tiled, like triton:basic, refuses N > 64K).
@@ -26,6 +28,11 @@ from compare.spec import variant
 from compare.validate import InputError, check_inputs
 
 NEG_INF = tl.constexpr(float("-inf"))
+
+
+def as_written(kernel):
+    """A kernel launched as Triton's tutorials write it, kernel[grid](...): every step's launches but v6's."""
+    return kernel
 
 
 # ---- basic: the seed kernel, as in the Triton tutorial. One row per program, the whole row in one block. ----------
@@ -49,7 +56,7 @@ def softmax_basic_kernel(x_ptr, y_ptr, n_cols, BLOCK: tl.constexpr):
 
 # Each step's launcher takes an x already checked: the row checks it once (a check costs microseconds of host time,
 # which short rows would otherwise pay again for every step they are handed down through).
-def _basic(x: torch.Tensor) -> torch.Tensor:
+def _basic(x: torch.Tensor, via=as_written) -> torch.Tensor:
     n_rows, n_cols = x.shape
     y = torch.empty_like(x)
     if x.numel() == 0:  # M = 0 or N = 0: nothing to do; a zero-sized grid is not a launch
@@ -57,7 +64,7 @@ def _basic(x: torch.Tensor) -> torch.Tensor:
     if n_cols > MAX_BASIC_COLS:
         raise InputError(f"softmax: triton:basic holds a whole row in one block and takes N <= {MAX_BASIC_COLS}; "
                          f"x has N = {n_cols} (shape {tuple(x.shape)}); use triton:tuned for longer rows")
-    softmax_basic_kernel[(n_rows,)](x, y, n_cols, BLOCK=triton.next_power_of_2(n_cols))
+    via(softmax_basic_kernel)[(n_rows,)](x, y, n_cols, BLOCK=triton.next_power_of_2(n_cols))
     return y
 
 
@@ -118,14 +125,15 @@ def softmax_rows_kernel(x_ptr, y_ptr, n_rows, n_cols, ROWS: tl.constexpr, BLOCK:
     tl.store(y_ptr + offsets, y.to(y_ptr.dtype.element_ty), mask=store_ok)
 
 
-def _tiled(x: torch.Tensor) -> torch.Tensor:
+def _tiled(x: torch.Tensor, via=as_written) -> torch.Tensor:
     n_rows, n_cols = x.shape
     if n_cols > MAX_CACHED_COLS or x.numel() == 0:
-        return _basic(x)
+        return _basic(x, via)
     y = torch.empty_like(x)
     block = triton.next_power_of_2(n_cols)
     per_program = max(1, TILE_BYTES // (block * x.element_size()))
-    softmax_rows_kernel[(triton.cdiv(n_rows, per_program),)](x, y, n_rows, n_cols, ROWS=per_program, BLOCK=block)
+    via(softmax_rows_kernel)[(triton.cdiv(n_rows, per_program),)](x, y, n_rows, n_cols, ROWS=per_program,
+                                                                  BLOCK=block)
     return y
 
 
@@ -176,12 +184,12 @@ def softmax_online_kernel(x_ptr, y_ptr, n_cols, BLOCK: tl.constexpr):
         tl.store(y_row + start + cols, (tl.exp(x - row_max) * inv_sum).to(y_ptr.dtype.element_ty), mask=mask)
 
 
-def _online(x: torch.Tensor) -> torch.Tensor:
+def _online(x: torch.Tensor, via=as_written) -> torch.Tensor:
     n_rows, n_cols = x.shape
     if n_cols <= MAX_CACHED_COLS or x.numel() == 0:
-        return _tiled(x)
+        return _tiled(x, via)
     y = torch.empty_like(x)
-    softmax_online_kernel[(n_rows,)](x, y, n_cols, BLOCK=ONLINE_BLOCK, num_warps=ONLINE_WARPS)
+    via(softmax_online_kernel)[(n_rows,)](x, y, n_cols, BLOCK=ONLINE_BLOCK, num_warps=ONLINE_WARPS)
     return y
 
 
@@ -245,19 +253,20 @@ def _sm_count(device: torch.device) -> int:
     return triton_src.sm_count(device, on_interpreter=2)
 
 
-def _tuned(x: torch.Tensor) -> torch.Tensor:
+def _tuned(x: torch.Tensor, via=as_written) -> torch.Tensor:
     n_rows, n_cols = x.shape
     block = SPLIT_BYTES // x.element_size()
     splits = triton.cdiv(n_cols, block)
     if n_cols <= MAX_CACHED_COLS or x.numel() == 0 or n_rows >= 2 * _sm_count(x.device) or splits > MAX_SPLITS:
-        return _online(x)
+        return _online(x, via)
     y = torch.empty_like(x)
     part_max = torch.empty((n_rows, splits), device=x.device, dtype=torch.float32)
     part_sum = torch.empty_like(part_max)
     grid = (splits, n_rows)
-    softmax_split_stats_kernel[grid](x, part_max, part_sum, n_cols, splits, BLOCK=block, num_warps=_warps(block))
-    softmax_split_write_kernel[grid](x, y, part_max, part_sum, n_cols, splits, BLOCK=block,
-                                     SPLITS=triton.next_power_of_2(splits), num_warps=_warps(block))
+    via(softmax_split_stats_kernel)[grid](x, part_max, part_sum, n_cols, splits, BLOCK=block,
+                                          num_warps=_warps(block))
+    via(softmax_split_write_kernel)[grid](x, y, part_max, part_sum, n_cols, splits, BLOCK=block,
+                                          SPLITS=triton.next_power_of_2(splits), num_warps=_warps(block))
     return y
 
 
@@ -366,16 +375,34 @@ def _takes_packed(x: torch.Tensor) -> bool:
             and x.is_contiguous() and x.storage_offset() % 2 == 0 and n_rows > 0)
 
 
-@variant("packed")
-def packed(x: torch.Tensor) -> torch.Tensor:
-    check_inputs("softmax", ("x", x), ndim=2)
+def _packed(x: torch.Tensor, via=as_written) -> torch.Tensor:
     if not _takes_packed(x):
-        return _tuned(x)
+        return _tuned(x, via)
     n_rows, n_cols = x.shape
     y = torch.empty_like(x)
     words = triton.next_power_of_2(n_cols // 2)
-    softmax_packed_kernel[(n_rows,)](
+    via(softmax_packed_kernel)[(n_rows,)](
         x.view(torch.int32), y.view(torch.int32), n_rows, n_cols // 2, ROWS=1, WORDS=words,
         IS_BF16=x.dtype == torch.bfloat16, PAD=TWO_NEG_INF_WORDS[x.dtype], PTX=triton_src.runs_ptx(x),
         num_warps=words // (32 * PACKED_WORDS_PER_THREAD), maxnreg=PACKED_MAX_REGISTERS)
     return y
+
+
+@variant("packed")
+def packed(x: torch.Tensor) -> torch.Tensor:
+    check_inputs("softmax", ("x", x), ndim=2)
+    return _packed(x)
+
+
+# ---- direct: v5's kernels, launched without Triton's per-call Python. ---------------------------------------------
+# Every kernel[grid](...) above runs Python before its kernel starts: Triton binds the arguments, works out their
+# specialization and its cache key, and for v2's autotuned kernel builds a tuning key too. On the H200 hosts of the
+# committed results a Triton row's call takes several times a CUDA row's host time (the `host` column of the md),
+# and where the kernels are short or there are two of them (v4's long rows) the events time that host work: the
+# cells marked `h`. v6 launches v5's kernels through triton_src.Launcher, which does that work once per
+# specialization and then hands the arguments straight to the compiled kernel's launcher. Nothing on the GPU
+# changes; what it buys is in the host column and the `h` cells of results/<gpu>/softmax.md.
+@variant("direct")
+def direct(x: torch.Tensor) -> torch.Tensor:
+    check_inputs("softmax", ("x", x), ndim=2)
+    return _packed(x, triton_src.launcher)

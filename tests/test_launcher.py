@@ -1,0 +1,54 @@
+"""triton_src.Launcher, the launch path of softmax's triton:direct: what its cache key tells apart (on the CPU), and
+on the GPU that a repeated call skips Triton's per-call path yet launches what that path would, bit for bit."""
+import pytest
+import torch
+
+import triton_src
+from triton_src import _specialization
+
+
+def test_the_key_tells_apart_what_triton_specializes_on():
+    x = torch.zeros(64, dtype=torch.float16)
+    assert _specialization(x) == _specialization(torch.ones(64, dtype=torch.float16))  # values never count
+    assert _specialization(x) != _specialization(x.float())  # the dtype
+    assert _specialization(x) != _specialization(x[1:])  # 16-byte alignment
+    assert _specialization(x[8:]) == _specialization(x)  # 16 bytes further: aligned again
+    assert _specialization(16) != _specialization(17)  # an integer's value
+    assert _specialization(True) != _specialization(1)  # a bool is not the int 1
+    assert _specialization(1e-5) == _specialization(1e-6)  # a float's value is not specialized
+    assert _specialization(object()) is None  # anything else: through kernel[grid]
+
+
+def test_under_the_interpreter_every_launch_goes_through_triton():
+    from triton_src import softmax
+
+    if torch.cuda.is_available():
+        pytest.skip("on a GPU the kernels are compiled; the GPU test below covers them")
+    launcher = triton_src.launcher(softmax.softmax_basic_kernel)
+    assert launcher is triton_src.launcher(softmax.softmax_basic_kernel)  # one a kernel
+    assert launcher.params is None
+    x = torch.randn(3, 100)
+    for _ in range(2):
+        y = torch.full_like(x, float("nan"))
+        launcher[(3,)](x, y, 100, BLOCK=128)
+        torch.testing.assert_close(y, torch.softmax(x, -1))
+    assert launcher.compiled == {}
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype,shape", [(torch.float32, (3, 262144)), (torch.bfloat16, (64, 16384)),
+                                         (torch.float16, (300, 1000)), (torch.float32, (5, 40001))])
+def test_a_repeated_call_skips_triton_and_matches_it_bit_for_bit(dtype, shape, monkeypatch):
+    import triton
+    from triton_src import softmax
+
+    x = torch.randn(shape, device="cuda").to(dtype)
+    expected = softmax.packed(x)  # v5: the same kernels, launched through kernel[grid]
+    softmax.direct(x)  # compiles and autotunes through Triton, and keeps the compiled kernels
+    calls = []
+    original = triton.runtime.JITFunction.run
+    monkeypatch.setattr(triton.runtime.JITFunction, "run", lambda self, *a, **k: calls.append(self) or original(
+        self, *a, **k))
+    y = softmax.direct(x)
+    assert calls == [], f"{len(calls)} launches went through JITFunction.run"
+    assert torch.equal(y.view(torch.uint8), expected.view(torch.uint8))
