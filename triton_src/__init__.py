@@ -107,7 +107,7 @@ class Launcher:
             return compiled
         compiled = self.kernel[grid](*args, **meta)
         config = getattr(self.kernel, "best_config", None)
-        if None in key[:len(args)] or (config is not None and config.pre_hook is not None):
+        if compiled is None or None in key[:len(args)] or (config is not None and config.pre_hook is not None):
             return compiled
         values = {**meta, **(config.kwargs if config is not None else {})}
         later = []
