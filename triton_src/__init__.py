@@ -53,6 +53,12 @@ def exp_ftz(x, PTX: tl.constexpr):
     return exp2_ftz(x * LOG2E, PTX)
 
 
+def as_written(kernel):
+    """A kernel launched as Triton's tutorials write it, kernel[grid](...): the launches of every step but those
+    that go through launcher() (each op's `direct` step)."""
+    return kernel
+
+
 def _specialization(arg):
     """What of one argument may decide which compiled kernel a launch takes: a tensor's dtype, device and 16-byte
     alignment (Triton specializes pointers on it, not on their values); an integer's value (Triton specializes on
@@ -76,9 +82,9 @@ class Launcher:
     and finds the config it chose. All of it is Python, on every call: tens of microseconds a launch, more than a
     short kernel takes (results/nvidia-h200/host-overhead.md, the `host` columns of the softmax and norm tables).
     A Launcher keys its own cache on those properties or finer ones (_specialization of each positional argument,
-    an integer by its whole value, and every keyword's value), in one pass over the arguments. The first call at a key goes through kernel[grid], compiling
-    and autotuning as usual, and keeps the compiled kernel it launched and the values of the parameters after the
-    positional ones; a later call at that key launches the compiled kernel directly (CompiledKernel[grid], the
+    an integer by its whole value, and every keyword's value), in one pass over the arguments. The first call at a
+    key goes through kernel[grid], compiling and autotuning as usual, and keeps the compiled kernel it launched and
+    the values of the parameters after the positional ones; a later call at that key launches the compiled kernel directly (CompiledKernel[grid], the
     launcher Triton itself calls last). Under Triton's interpreter, for a grid given as a function, for arguments of
     another kind, and for a config with a pre_hook (which must run before every launch), every call goes through
     kernel[grid]."""

@@ -14,6 +14,8 @@ Steps (each one a row, triton:<name>; measured figures: results/<gpu>/layernorm.
               kernel and its dx written by a second (the row read twice; the forward is v2's)
   v5 occupancy  + forward rows of 8K-16K elements with the registers capped so that two programs share a
               multiprocessor: one program's loads in flight while the other reduces (the backward is v4's)
+  v6 direct   + every launch without Triton's per-call Python: v5's forward and backward through
+              triton_src.launcher (triton_src/softmax.py's v6), the host's time per call cut, the GPU's work the same
 
 As in cuda_src/layernorm.cu, each step takes the rows it adds a path for and hands every other shape to the step
 before, so each row runs every shape (rows longer than v2 holds go to v1, whose tiles take any N).
@@ -32,6 +34,7 @@ import triton.language as tl
 import triton_src
 from compare.spec import backward, variant
 from compare.validate import InputError, check_inputs
+from triton_src import as_written
 
 EPS = 1e-5  # the spec's (specs/layernorm.py)
 
@@ -140,10 +143,10 @@ def sum_partials_kernel(part_ptr, out_ptr, rows, n, ROWS: tl.constexpr, BLOCK: t
     tl.store(out_ptr + cols, tl.sum(acc, axis=0).to(out_ptr.dtype.element_ty), mask=cols < n)
 
 
-def sum_partials(part: torch.Tensor, out: torch.Tensor) -> None:
+def sum_partials(part: torch.Tensor, out: torch.Tensor, via=as_written) -> None:
     """out (K, N; any float dtype) = the column sums of each of part's K (G, N) fp32 buffers, in one launch."""
     count, rows, n = part.shape
-    sum_partials_kernel[(triton.cdiv(n, SUM_COLS), count)](part, out, rows, n, ROWS=SUM_ROWS, BLOCK=SUM_COLS,
+    via(sum_partials_kernel)[(triton.cdiv(n, SUM_COLS), count)](part, out, rows, n, ROWS=SUM_ROWS, BLOCK=SUM_COLS,
                                                             num_warps=SUM_WARPS)
 
 
@@ -180,16 +183,16 @@ def row_statistics(m: int, device: torch.device, count: int) -> torch.Tensor:
 
 # Each step's launchers take inputs already checked: the row checks them once, not again for every step they are
 # handed down through.
-def _basic(x, weight, bias):
+def _basic(x, weight, bias, via=as_written):
     m, n = x.shape
     y = torch.empty_like(x)
     mean, rstd = row_statistics(m, x.device, 2)
     if m and n:
-        layernorm_forward_kernel[(m,)](x, weight, bias, y, mean, rstd, n, EPS, BLOCK=_tile(n))
+        via(layernorm_forward_kernel)[(m,)](x, weight, bias, y, mean, rstd, n, EPS, BLOCK=_tile(n))
     return y, mean, rstd
 
 
-def _basic_backward(dy, x, weight, bias, mean, rstd):
+def _basic_backward(dy, x, weight, bias, mean, rstd, via=as_written):
     m, n = x.shape
     dx = torch.empty_like(x)
     grads = torch.empty((2, n), device=x.device, dtype=weight.dtype)  # dweight and dbias
@@ -198,8 +201,9 @@ def _basic_backward(dy, x, weight, bias, mean, rstd):
     # Enough programs to fill the GPU a few times over, each adding its rows into its own partial row.
     programs = min(m, 4 * sm_count(x.device))
     part = partial_sums(programs, n, x.device, 2)
-    layernorm_backward_kernel[(programs,)](dy, x, weight, mean, rstd, dx, part[0], part[1], m, n, BLOCK=_tile(n))
-    sum_partials(part, grads)
+    via(layernorm_backward_kernel)[(programs,)](dy, x, weight, mean, rstd, dx, part[0], part[1], m, n,
+                                                BLOCK=_tile(n))
+    sum_partials(part, grads, via)
     return dx, grads[0], grads[1]
 
 
@@ -272,21 +276,21 @@ def fused_tile(x: torch.Tensor) -> tuple[int, int]:
     return max(1, FUSED_TILE_BYTES // (block * x.element_size())), block
 
 
-def launch_rows(kernel, x, weight, bias, **meta):
+def launch_rows(kernel, x, weight, bias, via=as_written, **meta):
     """y, mean and rstd of x from a kernel over layernorm_rows (v2's or v5's), its programs fused_tile's."""
     m, n = x.shape
     y = torch.empty_like(x)
     mean, rstd = row_statistics(m, x.device, 2)
     rows, block = fused_tile(x)
-    kernel[(triton.cdiv(m, rows),)](x, weight, bias, y, mean, rstd, m, n, EPS, ROWS=rows, BLOCK=block, **meta)
+    via(kernel)[(triton.cdiv(m, rows),)](x, weight, bias, y, mean, rstd, m, n, EPS, ROWS=rows, BLOCK=block, **meta)
     return y, mean, rstd
 
 
-def _fused(x, weight, bias):
+def _fused(x, weight, bias, via=as_written):
     m, n = x.shape
     if n > MAX_FUSED_COLS or not (m and n):
-        return _basic(x, weight, bias)
-    return launch_rows(layernorm_fused_kernel, x, weight, bias, VALUES=64)
+        return _basic(x, weight, bias, via)
+    return launch_rows(layernorm_fused_kernel, x, weight, bias, via, VALUES=64)
 
 
 # The fused backward: program g takes the contiguous rows g·R .. (g+1)·R - 1 (R = ceil(M / G)) and keeps each whole
@@ -351,24 +355,24 @@ def fused_backward_programs(m: int, device: torch.device) -> tuple[int, int]:
     return row_groups(m, FUSED_PROGRAMS_PER_SM * sm_count(device))
 
 
-def _launch_fused_backward(dy, x, weight, bias, mean, rstd, prefetch: bool):
+def _launch_fused_backward(dy, x, weight, bias, mean, rstd, prefetch: bool, via=as_written):
     m, n = x.shape
     dx = torch.empty_like(x)
     grads = torch.empty((2, n), device=x.device, dtype=weight.dtype)  # dweight and dbias
     programs, rows_per_program = fused_backward_programs(m, x.device)
     part = partial_sums(programs, n, x.device, 2)
-    layernorm_fused_backward_kernel[(programs,)](dy, x, weight, mean, rstd, dx, part[0], part[1], m, n,
-                                                 rows_per_program, BLOCK=triton.next_power_of_2(n),
-                                                 VALUES=PREFETCH_VALUES if prefetch else 32, PREFETCH=prefetch)
-    sum_partials(part, grads)
+    via(layernorm_fused_backward_kernel)[(programs,)](dy, x, weight, mean, rstd, dx, part[0], part[1], m, n,
+                                                      rows_per_program, BLOCK=triton.next_power_of_2(n),
+                                                      VALUES=PREFETCH_VALUES if prefetch else 32, PREFETCH=prefetch)
+    sum_partials(part, grads, via)
     return dx, grads[0], grads[1]
 
 
-def _fused_backward(dy, x, weight, bias, mean, rstd):
+def _fused_backward(dy, x, weight, bias, mean, rstd, via=as_written):
     m, n = x.shape
     if n > MAX_FUSED_BACKWARD_COLS or not (m and n):
-        return _basic_backward(dy, x, weight, bias, mean, rstd)
-    return _launch_fused_backward(dy, x, weight, bias, mean, rstd, prefetch=False)
+        return _basic_backward(dy, x, weight, bias, mean, rstd, via)
+    return _launch_fused_backward(dy, x, weight, bias, mean, rstd, False, via)
 
 
 @variant("fused")
@@ -394,11 +398,11 @@ MAX_PREFETCH_COLS = 16384
 PREFETCH_VALUES = 16
 
 
-def _prefetch_backward(dy, x, weight, bias, mean, rstd):
+def _prefetch_backward(dy, x, weight, bias, mean, rstd, via=as_written):
     m, n = x.shape
     if n > MAX_PREFETCH_COLS or not (m and n):
-        return _fused_backward(dy, x, weight, bias, mean, rstd)
-    return _launch_fused_backward(dy, x, weight, bias, mean, rstd, prefetch=True)
+        return _fused_backward(dy, x, weight, bias, mean, rstd, via)
+    return _launch_fused_backward(dy, x, weight, bias, mean, rstd, True, via)
 
 
 @variant("prefetch")
@@ -481,22 +485,22 @@ def split_programs(m: int, chunks: int, device: torch.device) -> tuple[int, int]
     return row_groups(m, triton.cdiv(SPLIT_PROGRAMS_PER_SM * sm_count(device), chunks))
 
 
-def _split_backward(dy, x, weight, bias, mean, rstd):
+def _split_backward(dy, x, weight, bias, mean, rstd, via=as_written):
     m, n = x.shape
     if n <= MAX_PREFETCH_COLS or not (m and n):
-        return _prefetch_backward(dy, x, weight, bias, mean, rstd)
+        return _prefetch_backward(dy, x, weight, bias, mean, rstd, via)
     chunks = triton.cdiv(n, SPLIT_COLS)
     sums = torch.empty((m, chunks, 2), device=x.device, dtype=torch.float32)
-    layernorm_split_sums_kernel[(m, chunks)](dy, x, weight, mean, rstd, sums, n, chunks, BLOCK=SPLIT_COLS,
-                                             num_warps=SPLIT_WARPS)
+    via(layernorm_split_sums_kernel)[(m, chunks)](dy, x, weight, mean, rstd, sums, n, chunks, BLOCK=SPLIT_COLS,
+                                                  num_warps=SPLIT_WARPS)
     groups, rows_per_program = split_programs(m, chunks, x.device)
     dx = torch.empty_like(x)
     grads = torch.empty((2, n), device=x.device, dtype=weight.dtype)  # dweight and dbias
     part = partial_sums(groups, n, x.device, 2)
-    layernorm_split_backward_kernel[(chunks, groups)](dy, x, weight, mean, rstd, sums, dx, part[0], part[1], m, n,
-                                                      chunks, rows_per_program, BLOCK=SPLIT_COLS,
-                                                      CHUNKS=triton.next_power_of_2(chunks), num_warps=SPLIT_WARPS)
-    sum_partials(part, grads)
+    via(layernorm_split_backward_kernel)[(chunks, groups)](
+        dy, x, weight, mean, rstd, sums, dx, part[0], part[1], m, n, chunks, rows_per_program, BLOCK=SPLIT_COLS,
+        CHUNKS=triton.next_power_of_2(chunks), num_warps=SPLIT_WARPS)
+    sum_partials(part, grads, via)
     return dx, grads[0], grads[1]
 
 
@@ -538,11 +542,11 @@ def layernorm_occupancy_kernel(x_ptr, w_ptr, b_ptr, y_ptr, mean_ptr, rstd_ptr, m
     layernorm_rows(x_ptr, w_ptr, b_ptr, y_ptr, mean_ptr, rstd_ptr, m, n, eps, ROWS, BLOCK)
 
 
-def _occupancy(x, weight, bias):
+def _occupancy(x, weight, bias, via=as_written):
     m, n = x.shape
     if not (OCCUPANCY_COLS[0] <= n <= OCCUPANCY_COLS[1] and m):
-        return _fused(x, weight, bias)
-    return launch_rows(layernorm_occupancy_kernel, x, weight, bias)
+        return _fused(x, weight, bias, via)
+    return launch_rows(layernorm_occupancy_kernel, x, weight, bias, via)
 
 
 @variant("occupancy")
@@ -555,3 +559,21 @@ def occupancy(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor):
 def occupancy_backward(dy, x, weight, bias, mean, rstd):
     _check(x, weight, ("bias", bias), grad=dy)
     return _split_backward(dy, x, weight, bias, mean, rstd)
+
+
+# ---- direct: v5's launches without Triton's per-call Python. -------------------------------------------------------
+# A forward is one launch and a backward three (v4's sums and dx kernels, then the column sums), and before each
+# Triton binds the arguments, works out their specialization and, for the autotuned kernels, a tuning key: tens of
+# microseconds of Python a launch, more on a slow host than the kernels take at most bench shapes (the `host`
+# column and the `h` cells of results/<gpu>/layernorm.md and -backward.md). v6 sends the same launches through
+# triton_src.launcher, which does that work once per specialization (triton_src/softmax.py's v6 says how).
+@variant("direct")
+def direct(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor):
+    _check(x, weight, ("bias", bias))
+    return _occupancy(x, weight, bias, triton_src.launcher)
+
+
+@backward("direct")
+def direct_backward(dy, x, weight, bias, mean, rstd):
+    _check(x, weight, ("bias", bias), grad=dy)
+    return _split_backward(dy, x, weight, bias, mean, rstd, triton_src.launcher)

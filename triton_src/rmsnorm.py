@@ -11,6 +11,8 @@ Steps (each one a row, triton:<name>; measured figures: results/<gpu>/rmsnorm.md
               in flight while a program reduces (the forward is v2's)
   v4 split    + backward rows past 16K: a row cut into chunks shared by programs, its sum gathered by a first
               kernel and its dx written by a second (the row read twice; the forward is v2's)
+  v5 direct   + every launch without Triton's per-call Python: v4's forward and backward through
+              triton_src.launcher (layernorm.py's v6), the host's time per call cut, the GPU's work the same
 
 triton_src/layernorm.py without the mean and the bias: one statistic per row, so v1's forward reads the row twice,
 not three times, and the backward reduces one gradient across rows, not two. What the two files share is
@@ -22,8 +24,11 @@ import torch
 import triton
 import triton.language as tl
 
+import triton_src
+
 from compare.spec import backward, variant
 from compare.validate import InputError, check_inputs
+from triton_src import as_written
 from triton_src.layernorm import (MAX_FUSED_BACKWARD_COLS, MAX_FUSED_COLS, MAX_PREFETCH_COLS, PREFETCH_VALUES,
                                   SPLIT_COLS, SPLIT_WARPS, WARP_CONFIGS, fused_backward_programs, fused_tile,
                                   load_tile, partial_sums, sm_count, split_programs, sum_partials,
@@ -88,25 +93,25 @@ def _check(x, weight, grad=None):
 
 
 # Each step's launchers take inputs already checked (layernorm.py says why).
-def _basic(x, weight):
+def _basic(x, weight, via=as_written):
     m, n = x.shape
     y = torch.empty_like(x)
     rstd = torch.empty(m, device=x.device, dtype=torch.float32)
     if m and n:
-        rmsnorm_forward_kernel[(m,)](x, weight, y, rstd, n, EPS, BLOCK=min(TILE, triton.next_power_of_2(n)))
+        via(rmsnorm_forward_kernel)[(m,)](x, weight, y, rstd, n, EPS, BLOCK=min(TILE, triton.next_power_of_2(n)))
     return y, rstd
 
 
-def _basic_backward(dy, x, weight, rstd):
+def _basic_backward(dy, x, weight, rstd, via=as_written):
     m, n = x.shape
     dx, dweight = torch.empty_like(x), torch.empty_like(weight)
     if not (m and n):
         return dx, dweight.zero_()
     programs = min(m, 4 * sm_count(x.device))
     part = partial_sums(programs, n, x.device, 1)
-    rmsnorm_backward_kernel[(programs,)](dy, x, weight, rstd, dx, part, m, n,
-                                         BLOCK=min(TILE, triton.next_power_of_2(n)))
-    sum_partials(part, dweight.view(1, n))
+    via(rmsnorm_backward_kernel)[(programs,)](dy, x, weight, rstd, dx, part, m, n,
+                                              BLOCK=min(TILE, triton.next_power_of_2(n)))
+    sum_partials(part, dweight.view(1, n), via)
     return dx, dweight
 
 
@@ -139,14 +144,15 @@ def rmsnorm_fused_kernel(x_ptr, w_ptr, y_ptr, rstd_ptr, m, n, eps, ROWS: tl.cons
     tl.store(rstd_ptr + rows, rstd, mask=row_ok)
 
 
-def _fused(x, weight):
+def _fused(x, weight, via=as_written):
     m, n = x.shape
     if n > MAX_FUSED_COLS or not (m and n):
-        return _basic(x, weight)
+        return _basic(x, weight, via)
     y = torch.empty_like(x)
     rstd = torch.empty(m, device=x.device, dtype=torch.float32)
     rows, block = fused_tile(x)
-    rmsnorm_fused_kernel[(triton.cdiv(m, rows),)](x, weight, y, rstd, m, n, EPS, ROWS=rows, BLOCK=block, VALUES=64)
+    via(rmsnorm_fused_kernel)[(triton.cdiv(m, rows),)](x, weight, y, rstd, m, n, EPS, ROWS=rows, BLOCK=block,
+                                                       VALUES=64)
     return y, rstd
 
 
@@ -181,23 +187,23 @@ def rmsnorm_fused_backward_kernel(dy_ptr, x_ptr, w_ptr, rstd_ptr, dx_ptr, dw_par
     tl.store(dw_part_ptr + g * n + cols, dw, mask=mask)  # a program with no rows writes zeros
 
 
-def _launch_fused_backward(dy, x, weight, rstd, prefetch: bool):
+def _launch_fused_backward(dy, x, weight, rstd, prefetch: bool, via=as_written):
     m, n = x.shape
     dx, dweight = torch.empty_like(x), torch.empty_like(weight)
     programs, rows_per_program = fused_backward_programs(m, x.device)
     part = partial_sums(programs, n, x.device, 1)
-    rmsnorm_fused_backward_kernel[(programs,)](dy, x, weight, rstd, dx, part, m, n, rows_per_program,
-                                               BLOCK=triton.next_power_of_2(n),
-                                               VALUES=PREFETCH_VALUES if prefetch else 32, PREFETCH=prefetch)
-    sum_partials(part, dweight.view(1, n))
+    via(rmsnorm_fused_backward_kernel)[(programs,)](dy, x, weight, rstd, dx, part, m, n, rows_per_program,
+                                                    BLOCK=triton.next_power_of_2(n),
+                                                    VALUES=PREFETCH_VALUES if prefetch else 32, PREFETCH=prefetch)
+    sum_partials(part, dweight.view(1, n), via)
     return dx, dweight
 
 
-def _fused_backward(dy, x, weight, rstd):
+def _fused_backward(dy, x, weight, rstd, via=as_written):
     m, n = x.shape
     if n > MAX_FUSED_BACKWARD_COLS or not (m and n):
-        return _basic_backward(dy, x, weight, rstd)
-    return _launch_fused_backward(dy, x, weight, rstd, prefetch=False)
+        return _basic_backward(dy, x, weight, rstd, via)
+    return _launch_fused_backward(dy, x, weight, rstd, False, via)
 
 
 @variant("fused")
@@ -213,11 +219,11 @@ def fused_backward(dy, x, weight, rstd):
 
 
 # ---- prefetch: the backward loads its next row before it reduces this one (layernorm.py's v3 says why). ---------
-def _prefetch_backward(dy, x, weight, rstd):
+def _prefetch_backward(dy, x, weight, rstd, via=as_written):
     m, n = x.shape
     if n > MAX_PREFETCH_COLS or not (m and n):
-        return _fused_backward(dy, x, weight, rstd)
-    return _launch_fused_backward(dy, x, weight, rstd, prefetch=True)
+        return _fused_backward(dy, x, weight, rstd, via)
+    return _launch_fused_backward(dy, x, weight, rstd, True, via)
 
 
 @variant("prefetch")
@@ -265,21 +271,22 @@ def rmsnorm_split_backward_kernel(dy_ptr, x_ptr, w_ptr, rstd_ptr, sums_ptr, dx_p
     tl.store(dw_part_ptr + g * n + cols, dw, mask=mask)  # a group with no rows writes zeros
 
 
-def _split_backward(dy, x, weight, rstd):
+def _split_backward(dy, x, weight, rstd, via=as_written):
     m, n = x.shape
     if n <= MAX_PREFETCH_COLS or not (m and n):
-        return _prefetch_backward(dy, x, weight, rstd)
+        return _prefetch_backward(dy, x, weight, rstd, via)
     chunks = triton.cdiv(n, SPLIT_COLS)
     sums = torch.empty((m, chunks), device=x.device, dtype=torch.float32)
-    rmsnorm_split_sums_kernel[(m, chunks)](dy, x, weight, rstd, sums, n, chunks, BLOCK=SPLIT_COLS,
-                                           num_warps=SPLIT_WARPS)
+    via(rmsnorm_split_sums_kernel)[(m, chunks)](dy, x, weight, rstd, sums, n, chunks, BLOCK=SPLIT_COLS,
+                                                num_warps=SPLIT_WARPS)
     groups, rows_per_program = split_programs(m, chunks, x.device)
     dx, dweight = torch.empty_like(x), torch.empty_like(weight)
     part = partial_sums(groups, n, x.device, 1)
-    rmsnorm_split_backward_kernel[(chunks, groups)](dy, x, weight, rstd, sums, dx, part, m, n, chunks,
-                                                    rows_per_program, BLOCK=SPLIT_COLS,
-                                                    CHUNKS=triton.next_power_of_2(chunks), num_warps=SPLIT_WARPS)
-    sum_partials(part, dweight.view(1, n))
+    via(rmsnorm_split_backward_kernel)[(chunks, groups)](dy, x, weight, rstd, sums, dx, part, m, n, chunks,
+                                                         rows_per_program, BLOCK=SPLIT_COLS,
+                                                         CHUNKS=triton.next_power_of_2(chunks),
+                                                         num_warps=SPLIT_WARPS)
+    sum_partials(part, dweight.view(1, n), via)
     return dx, dweight
 
 
@@ -293,3 +300,16 @@ def split(x: torch.Tensor, weight: torch.Tensor):
 def split_backward(dy, x, weight, rstd):
     _check(x, weight, grad=dy)
     return _split_backward(dy, x, weight, rstd)
+
+
+# ---- direct: v4's launches without Triton's per-call Python (layernorm.py's v6 says why). -------------------------
+@variant("direct")
+def direct(x: torch.Tensor, weight: torch.Tensor):
+    _check(x, weight)
+    return _fused(x, weight, triton_src.launcher)
+
+
+@backward("direct")
+def direct_backward(dy, x, weight, rstd):
+    _check(x, weight, grad=dy)
+    return _split_backward(dy, x, weight, rstd, triton_src.launcher)
