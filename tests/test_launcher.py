@@ -1,5 +1,6 @@
-"""triton_src.Launcher, the launch path of softmax's triton:direct: what its cache key tells apart (on the CPU), and
-on the GPU that a repeated call skips Triton's per-call path yet launches what that path would, bit for bit."""
+"""triton_src.Launcher, the launch path of the triton:direct rows (softmax, layernorm, rmsnorm): what its cache key
+tells apart (on the CPU), and on the GPU that a repeated call skips Triton's per-call path yet launches what that
+path would, bit for bit."""
 import pytest
 import torch
 
@@ -39,16 +40,49 @@ def test_under_the_interpreter_every_launch_goes_through_triton():
 @pytest.mark.parametrize("dtype,shape", [(torch.float32, (3, 262144)), (torch.bfloat16, (64, 16384)),
                                          (torch.float16, (300, 1000)), (torch.float32, (5, 40001))])
 def test_a_repeated_call_skips_triton_and_matches_it_bit_for_bit(dtype, shape, monkeypatch):
-    import triton
     from triton_src import softmax
 
     x = torch.randn(shape, device="cuda").to(dtype)
     expected = softmax.packed(x)  # v5: the same kernels, launched through kernel[grid]
     softmax.direct(x)  # compiles and autotunes through Triton, and keeps the compiled kernels
+    calls = _count_jit_runs(monkeypatch)
+    y = softmax.direct(x)
+    assert calls == [], f"{len(calls)} launches went through JITFunction.run"
+    assert torch.equal(y.view(torch.uint8), expected.view(torch.uint8))
+
+
+def _count_jit_runs(monkeypatch) -> list:
+    import triton
+
     calls = []
     original = triton.runtime.JITFunction.run
     monkeypatch.setattr(triton.runtime.JITFunction, "run", lambda self, *a, **k: calls.append(self) or original(
         self, *a, **k))
-    y = softmax.direct(x)
+    return calls
+
+
+def _same_bits(got, expected) -> bool:
+    return all(torch.equal(g.view(torch.uint8), e.view(torch.uint8)) for g, e in zip(got, expected, strict=True))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("norm,step", [("layernorm", "occupancy"), ("rmsnorm", "split")])
+@pytest.mark.parametrize("dtype,shape", [(torch.bfloat16, (4096, 16384)), (torch.float32, (256, 65536)),
+                                         (torch.float16, (300, 1000)), (torch.float32, (5, 40001))])
+def test_a_norms_repeated_forward_and_backward_skip_triton_and_match_them(norm, step, dtype, shape, monkeypatch):
+    import importlib
+
+    module = importlib.import_module(f"triton_src.{norm}")
+    x = torch.randn(shape, device="cuda").to(dtype)
+    dy = torch.randn(shape, device="cuda").to(dtype)
+    params = [torch.randn(shape[1], device="cuda").to(dtype) for _ in range(2 if norm == "layernorm" else 1)]
+    step_forward, step_backward = getattr(module, step), getattr(module, f"{step}_backward")
+    expected = step_forward(x, *params)  # the step direct launches, through kernel[grid]
+    expected_grads = step_backward(dy, x, *params, *expected[1:])
+    saved = module.direct(x, *params)  # compiles and autotunes through Triton, and keeps the compiled kernels
+    module.direct_backward(dy, x, *params, *saved[1:])
+    calls = _count_jit_runs(monkeypatch)
+    got = module.direct(x, *params)
+    grads = module.direct_backward(dy, x, *params, *got[1:])
     assert calls == [], f"{len(calls)} launches went through JITFunction.run"
-    assert torch.equal(y.view(torch.uint8), expected.view(torch.uint8))
+    assert _same_bits(got, expected) and _same_bits(grads, expected_grads)
