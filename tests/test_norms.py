@@ -236,6 +236,25 @@ def test_rmsnorm_backward_one_column_large_offset_is_never_refused_as_degenerate
     assert refused == []
 
 
+def test_layernorm_forward_one_element_large_offset_is_never_refused_as_degenerate():
+    """At N = 1 LayerNorm's output is its bias, one value per row; the "large offset" bound's term for the rounding
+    of a mean (0.006) once let a small bias fall inside it, and the judge refused the case (seen on an H200,
+    layernorm triton:direct, bf16 M=1 N=1). A one-element row is its own mean, exactly: no such term there."""
+    op = discover.load_op("layernorm")
+    for dtype in (torch.float32, torch.bfloat16):
+        shape = (1, 1)
+        tolerances = op.tolerance(dtype, shape, "large offset")
+        refused = []
+        for seed in range(300):
+            inputs = op.special_inputs["large offset"](shape, dtype, CPU, torch.Generator().manual_seed(seed))
+            refs = op.reference(*[t.double() for t in inputs])
+            refs = refs if isinstance(refs, tuple) else (refs,)
+            tolerances = tolerances if isinstance(tolerances, tuple) else (tolerances,)
+            if all(check.is_degenerate(ref, tol, dtype) for ref, tol in zip(refs, tolerances)):
+                refused.append(seed)
+        assert refused == [], f"{dtype}: {len(refused)} of 300 draws refused"
+
+
 # ---- The long-row steps take the rows they are for -------------------------------------------------------------
 # Each step hands the rows it has no path for down to the step before, so a step whose own path never runs would
 # still pass every check, timed as its predecessor. On the rows it is for, its own kernels must be the ones launched.
