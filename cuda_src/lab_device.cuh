@@ -96,37 +96,6 @@ __device__ __forceinline__ void store_words(void* p, const uint4& w) {
                : "memory");
 }
 
-// L2 residency, for data read twice by two kernels (softmax's split rows): an L2 policy that makes the lines a load
-// brings in the last to be evicted, a load of one packet under such a policy (read-only, as __ldg), and a store that
-// marks its lines the first to go (st.global.cs, "cache streaming": written once, not read again here). Without
-// them L2 evicts the least recently used line, and output written while the input is read a second time evicts
-// the input lines not yet read again: the oldest ones.
-// (Cache hints exist from compute capability 8.0; before it these are a plain read-only load.)
-__device__ __forceinline__ uint64_t l2_evict_last_policy() {
-  uint64_t policy = 0;
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
-#endif
-  return policy;
-}
-
-__device__ __forceinline__ uint4 load_words_with_policy(const void* p, uint64_t policy) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  uint4 w;
-  asm("ld.global.nc.L2::cache_hint.v4.b32 {%0, %1, %2, %3}, [%4], %5;"
-      : "=r"(w.x), "=r"(w.y), "=r"(w.z), "=r"(w.w)
-      : "l"(p), "l"(policy));
-  return w;
-#else
-  return __ldg(static_cast<const uint4*>(p));
-#endif
-}
-
-__device__ __forceinline__ void store_words_streaming(void* p, const uint4& w) {
-  asm volatile("st.global.cs.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(w.x), "r"(w.y), "r"(w.z), "r"(w.w)
-               : "memory");
-}
-
 template <typename T>
 __device__ __forceinline__ uint4 splat_words(float v) {  // every element v
   float f[Packet<T>::kSize];

@@ -18,8 +18,6 @@
 //               one that merges them and writes
 //   v6 cluster  + rows of up to 8 blocks' worth (Hopper on): a row across the blocks of a thread-block cluster, held
 //               in registers, the blocks' (max, sum) merged through distributed shared memory: one read, one launch
-//   v7 keep     + the rows v5 splits, v5's two kernels with L2 hints: the row's lines kept in L2 by the first kernel
-//               for the second's read, and the output's lines evicted first, so that output never pushes input out
 //
 // Each step adds a path for the rows it is good at and hands every other shape to the step before (its launcher's
 // first line), so every row runs every shape, and the ladder at a shape shows what each step bought there.
@@ -45,9 +43,6 @@ cudaError_t launch_softmax_split(lab::DType dtype, const void* x, void* y, int64
 bool softmax_cluster_takes(lab::DType dtype, int64_t cols);
 cudaError_t launch_softmax_cluster(lab::DType dtype, const void* x, void* y, int64_t rows, int64_t cols,
                                    cudaStream_t stream);
-// v7 takes the rows v5 splits (softmax_split_count > 1), with the same workspace; other rows take v6.
-cudaError_t launch_softmax_keep(lab::DType dtype, const void* x, void* y, int64_t rows, int64_t cols,
-                                void* workspace, cudaStream_t stream);
 
 #ifdef __CUDACC__
 #include <climits>
@@ -162,22 +157,13 @@ struct CachedRow {
   // is wholly inside the row or wholly past its end, and is one LDG.128. Without it (a sliced view, an odd N) it is
   // read element by element with a bounds check: same results, more instructions. The branch is uniform and taken
   // once, outside the loop, so the vector path is straight-line code.
-  // kKeepInL2 (v7): the packets' lines kept in L2 ahead of others (lab::l2_evict_last_policy), for a second read.
-  template <bool kKeepInL2 = false>
   __device__ __forceinline__ void load(const T* row, int first, int stride, int cols, bool vec) {
     if (vec) {
       const int packets = cols / kVec;
-      [[maybe_unused]] uint64_t policy;
-      if constexpr (kKeepInL2) policy = lab::l2_evict_last_policy();
 #pragma unroll
       for (int i = 0; i < kPacks; ++i) {
         const int c = first + i * stride;
-        const uint4* packet = reinterpret_cast<const uint4*>(row + c * kVec);
-        if constexpr (kKeepInL2) {
-          p[i] = c < packets ? lab::load_words_with_policy(packet, policy) : lab::splat_words<T>(-INFINITY);
-        } else {
-          p[i] = c < packets ? __ldg(packet) : lab::splat_words<T>(-INFINITY);
-        }
+        p[i] = c < packets ? __ldg(reinterpret_cast<const uint4*>(row + c * kVec)) : lab::splat_words<T>(-INFINITY);
       }
     } else {
 #pragma unroll
@@ -233,9 +219,7 @@ struct CachedRow {
     return s[0];
   }
 
-  // Writes exp(x - m) · inv_sum for the cached elements that lie inside the row (packets as in load); kStreaming
-  // (v7): the lines written are the first L2 evicts (lab::store_words_streaming).
-  template <bool kStreaming = false>
+  // Writes exp(x - m) · inv_sum for the cached elements that lie inside the row (packets as in load).
   __device__ __forceinline__ void store(T* row, int first, int stride, int cols, bool vec, float m,
                                         float inv_sum) {
     widen_again();
@@ -246,13 +230,7 @@ struct CachedRow {
       for (int k = 0; k < kVec; ++k) v[k] = lab::fast_exp(x(i, k) - m) * inv_sum;
       if (vec) {
         const int c = first + i * stride;
-        if (c < cols / kVec) {
-          if constexpr (kStreaming) {
-            lab::store_words_streaming(row + c * kVec, lab::pack_words<T>(v));
-          } else {
-            lab::store_words(row + c * kVec, lab::pack_words<T>(v));
-          }
-        }
+        if (c < cols / kVec) lab::store_words(row + c * kVec, lab::pack_words<T>(v));
       } else {
 #pragma unroll
         for (int k = 0; k < kVec; ++k) {
@@ -459,6 +437,11 @@ cudaError_t launch_softmax_online(lab::DType dtype, const void* x, void* y, int6
 // 32 MB; an H200's L2 holds 60 MB), so HBM still sees each element read once and written once; the cost is a
 // second launch. Hazard: a slice of nothing but -inf has max -inf; its sum is taken as 0, never exp(-inf + inf), or
 // as NaN if the slice holds a NaN (fmaxf leaves NaN out of the max).
+// Tried and dropped: L2 hints so that output lines could not push input lines out before their second read (kernel
+// 1's loads evict-last, kernel 2's stores streaming) left both kernels' times as they were (rows cuda:keep and
+// triton:keep of results/nvidia-h200/softmax.md at commit ad21dae). What ncu finds instead: each kernel at about
+// two-thirds of DRAM bandwidth, its one and a half to two waves of short blocks ramping up and draining
+// (results/nvidia-h100-80gb-hbm3/softmax-long-rows-profile.md).
 constexpr int kSplitThreads = 256;
 
 template <typename T>
@@ -466,8 +449,7 @@ constexpr int64_t split_slice_cols() {
   return int64_t{kSplitThreads} * kCachedPacks * lab::Packet<T>::kSize;
 }
 
-// kKeep: v7's kernels (L2 residency hints); v5 instantiates them without.
-template <typename T, bool kKeep>
+template <typename T>
 __global__ void __launch_bounds__(kSplitThreads) softmax_split_stats_kernel(const T* __restrict__ x,
                                                                             float2* __restrict__ stats, int64_t rows,
                                                                             int64_t cols, int64_t splits, bool vec) {
@@ -475,8 +457,7 @@ __global__ void __launch_bounds__(kSplitThreads) softmax_split_stats_kernel(cons
   for (int64_t item = blockIdx.x; item < rows * splits; item += gridDim.x) {  // item = row · splits + slice
     const int64_t row = item / splits, start = item % splits * kSlice;
     CachedRow<T, kCachedPacks> r;
-    r.template load<kKeep>(x + row * cols + start, threadIdx.x, kSplitThreads,
-                           static_cast<int>(min(cols - start, kSlice)), vec);
+    r.load(x + row * cols + start, threadIdx.x, kSplitThreads, static_cast<int>(min(cols - start, kSlice)), vec);
     const float m = lab::block_reduce_max(r.max());
     // m is the same in every thread, so every thread takes the same branch (each has a block reduction)
     const float s = lab::block_reduce_sum(m == -INFINITY ? (r.any_nan() ? NAN : 0.0f) : r.exp_sum(m));
@@ -484,7 +465,7 @@ __global__ void __launch_bounds__(kSplitThreads) softmax_split_stats_kernel(cons
   }
 }
 
-template <typename T, bool kKeep>
+template <typename T>
 __global__ void __launch_bounds__(kSplitThreads) softmax_split_write_kernel(const T* __restrict__ x,
                                                                             T* __restrict__ y,
                                                                             const float2* __restrict__ stats,
@@ -505,8 +486,8 @@ __global__ void __launch_bounds__(kSplitThreads) softmax_split_write_kernel(cons
       const float2 slice = row_stats[i];
       s += slice.x == -INFINITY ? slice.y : slice.y * lab::fast_exp(slice.x - row_max);  // slice.y: 0 or NaN
     }
-    r.template store<kKeep>(y + row * cols + start, threadIdx.x, kSplitThreads, left, vec, row_max,
-                            1.0f / lab::block_reduce_sum(s));
+    r.store(y + row * cols + start, threadIdx.x, kSplitThreads, left, vec, row_max,
+            1.0f / lab::block_reduce_sum(s));
   }
 }
 
@@ -522,15 +503,14 @@ int64_t softmax_split_count(lab::DType dtype, int64_t rows, int64_t cols) {
 }
 
 // Long rows too few to fill the GPU, `splits` (softmax_split_count) blocks each; every other shape goes to v4.
-template <bool kKeep = false, typename T>
+template <typename T>
 cudaError_t run_split(const SoftmaxCall<T>& c, float2* stats, int64_t splits) {
   if (splits == 1) return run_online(c);
   const unsigned int grid = row_blocks(c.rows * splits);
-  softmax_split_stats_kernel<T, kKeep><<<grid, kSplitThreads, 0, c.stream>>>(c.x, stats, c.rows, c.cols, splits,
-                                                                             c.vec);
+  softmax_split_stats_kernel<T><<<grid, kSplitThreads, 0, c.stream>>>(c.x, stats, c.rows, c.cols, splits, c.vec);
   if (cudaError_t err = cudaGetLastError(); err != cudaSuccess) return err;
-  softmax_split_write_kernel<T, kKeep><<<grid, kSplitThreads, 0, c.stream>>>(c.x, c.y, stats, c.rows, c.cols,
-                                                                             splits, c.vec);
+  softmax_split_write_kernel<T><<<grid, kSplitThreads, 0, c.stream>>>(c.x, c.y, stats, c.rows, c.cols, splits,
+                                                                      c.vec);
   return cudaGetLastError();
 }
 
@@ -540,24 +520,6 @@ cudaError_t launch_softmax_split(lab::DType dtype, const void* x, void* y, int64
   float2* stats = static_cast<float2*>(workspace);
   return dispatch_softmax(dtype, x, y, rows, cols, stream,
                           [&](const auto& c) { return run_split(c, stats, splits); });
-}
-
-// ---- v7 keep: v5's kernels, with the input kept in L2 for its second read. ---------------------------------------
-// v5's second kernel reads the row slice again, counting on L2 to still hold it (32 rows of 256K fp32 are 32 MB, an
-// H100's L2 50 MB). But L2 evicts the least recently used line, and while the second kernel runs, each output line
-// it writes takes the place of the oldest line in L2: after the other data there, that is the input line read
-// first by kernel 1 and not yet read again, the very next one kernel 2 wants. Kernel 2 then finds a share of its
-// input gone (ncu cannot show it: it flushes L2 between kernels; results/<gpu>/softmax.md times both together). v7
-// loads the input in kernel 1 under an evict-last policy (createpolicy) and stores the output in kernel 2 as
-// streaming (st.global.cs, evict-first): output lines replace output lines, and the input stays for its reread.
-// Rows that fit one cluster take this path too: at M = 32, N = 256K v6's 120 clusters keep too few loads in flight
-// and trail v5 (the same table). The rows v5 hands on go to v6.
-cudaError_t launch_softmax_keep(lab::DType dtype, const void* x, void* y, int64_t rows, int64_t cols,
-                                void* workspace, cudaStream_t stream) {
-  const int64_t splits = softmax_split_count(dtype, rows, cols);
-  float2* stats = static_cast<float2*>(workspace);
-  return dispatch_softmax(dtype, x, y, rows, cols, stream,
-                          [&](const auto& c) { return run_split<true>(c, stats, splits); });
 }
 
 // ---- v6 cluster: a row across the blocks of a thread-block cluster (Hopper on), read once, one launch. ----------
@@ -680,40 +642,24 @@ at::Tensor softmax_warp(const at::Tensor& x) { return softmax_step(x, "warp", la
 at::Tensor softmax_block(const at::Tensor& x) { return softmax_step(x, "block", launch_softmax_block); }
 at::Tensor softmax_online(const at::Tensor& x) { return softmax_step(x, "online", launch_softmax_online); }
 
-// v5 (and v7, launching its own kernels) also allocates the split kernels' (max, sum) per row slice, where it takes
-// them.
-using SplitLaunch = cudaError_t (*)(lab::DType, const void*, void*, int64_t, int64_t, void*, cudaStream_t);
-
-cudaError_t split_rows(lab::DType dtype, const at::Tensor& x, at::Tensor& y,
-                       SplitLaunch launch = launch_softmax_split) {
+// v5 also allocates its split kernels' (max, sum) per row slice, where it takes them.
+cudaError_t split_rows(lab::DType dtype, const at::Tensor& x, at::Tensor& y) {
   const int64_t rows = x.size(0), cols = x.size(1);
   const int64_t splits = softmax_split_count(dtype, rows, cols);
   at::Tensor stats;
   if (splits > 1) stats = at::empty({rows * splits * 2}, x.options().dtype(at::kFloat));
-  return launch(dtype, x.const_data_ptr(), y.mutable_data_ptr(), rows, cols,
-                stats.defined() ? stats.mutable_data_ptr() : nullptr, lab::current_stream());
+  return launch_softmax_split(dtype, x.const_data_ptr(), y.mutable_data_ptr(), rows, cols,
+                              stats.defined() ? stats.mutable_data_ptr() : nullptr, lab::current_stream());
 }
 
-at::Tensor softmax_split(const at::Tensor& x) {
-  return softmax_rows(x, "split", [](lab::DType dtype, const at::Tensor& x, at::Tensor& y) {
-    return split_rows(dtype, x, y);
-  });
-}
+at::Tensor softmax_split(const at::Tensor& x) { return softmax_rows(x, "split", split_rows); }
 
 // v6 takes the rows it holds in a cluster and hands the others to v5, with v5's workspace.
-cudaError_t cluster_rows(lab::DType dtype, const at::Tensor& x, at::Tensor& y) {
-  if (!softmax_cluster_takes(dtype, x.size(1))) return split_rows(dtype, x, y);
-  return launch_softmax_cluster(dtype, x.const_data_ptr(), y.mutable_data_ptr(), x.size(0), x.size(1),
-                                lab::current_stream());
-}
-
-at::Tensor softmax_cluster(const at::Tensor& x) { return softmax_rows(x, "cluster", cluster_rows); }
-
-// v7 takes the rows v5 splits, with v5's workspace, and hands the others to v6.
-at::Tensor softmax_keep(const at::Tensor& x) {
-  return softmax_rows(x, "keep", [](lab::DType dtype, const at::Tensor& x, at::Tensor& y) {
-    if (softmax_split_count(dtype, x.size(0), x.size(1)) == 1) return cluster_rows(dtype, x, y);
-    return split_rows(dtype, x, y, launch_softmax_keep);
+at::Tensor softmax_cluster(const at::Tensor& x) {
+  return softmax_rows(x, "cluster", [](lab::DType dtype, const at::Tensor& x, at::Tensor& y) {
+    if (!softmax_cluster_takes(dtype, x.size(1))) return split_rows(dtype, x, y);
+    return launch_softmax_cluster(dtype, x.const_data_ptr(), y.mutable_data_ptr(), x.size(0), x.size(1),
+                                  lab::current_stream());
   });
 }
 
@@ -724,7 +670,6 @@ TORCH_LIBRARY(lab_softmax, m) {
   m.def("online(Tensor x) -> Tensor");
   m.def("split(Tensor x) -> Tensor");
   m.def("cluster(Tensor x) -> Tensor");
-  m.def("keep(Tensor x) -> Tensor");
 }
 
 TORCH_LIBRARY_IMPL(lab_softmax, CUDA, m) {
@@ -734,7 +679,6 @@ TORCH_LIBRARY_IMPL(lab_softmax, CUDA, m) {
   m.impl("online", &softmax_online);
   m.impl("split", &softmax_split);
   m.impl("cluster", &softmax_cluster);
-  m.impl("keep", &softmax_keep);
 }
 
 #endif

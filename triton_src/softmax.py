@@ -10,8 +10,6 @@ Steps (each one a row, triton:<name>; measured figures: results/<gpu>/softmax.md
               and widened in each pass, so two to four programs share an SM where v2's one filled it
   v6 direct   + every launch without Triton's per-call Python (binding, specialization, autotuner dispatch):
               v5's kernels through triton_src.Launcher, the host's time per call cut, the GPU's work the same
-  v7 keep     + the rows v4 splits, v4's two kernels with L2 hints: the row's lines kept in L2 by the first
-              kernel for the second's read, the output's evicted first (launched as v6 launches)
 
 As in cuda_src/softmax.cu, each step takes the rows it adds a path for and hands every other shape to the step
 before, so each row runs every shape the one before it runs (triton:tiled, like triton:basic, refuses N > 64K).
@@ -206,6 +204,8 @@ def online(x: torch.Tensor) -> torch.Tensor:
 # Hazard: a slice of nothing but -inf has max -inf, and exp(x - max) would be NaN; its exponentials are taken
 # against 0 instead, which makes them exp(-inf) = 0 and its sum 0, and exp(-inf - row max) = 0 drops it from the
 # merge. (Only a row of nothing but -inf gives NaN, as in the reference.)
+# L2 hints tried on these kernels (evict-last loads, streaming stores) changed nothing; cuda_src/softmax.cu's v5 says
+# what was measured, and what limits both kernels instead.
 # Rows of more than MAX_SPLITS slices (8M fp32 elements) take the online kernel: kernel 2 reads all of a row's pairs
 # as one block.
 SPLIT_BYTES = 32768
@@ -214,14 +214,10 @@ VALUES_PER_THREAD = 32  # the split kernels' warps: 32 values per thread per sli
 
 
 @triton.jit
-def softmax_split_stats_kernel(x_ptr, max_ptr, sum_ptr, n_cols, n_splits, BLOCK: tl.constexpr, KEEP: tl.constexpr):
+def softmax_split_stats_kernel(x_ptr, max_ptr, sum_ptr, n_cols, n_splits, BLOCK: tl.constexpr):
     split, row = tl.program_id(0), tl.program_id(1).to(tl.int64)
     cols = split.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-    if KEEP:  # v7: the lines loaded are the last L2 evicts
-        x = tl.load(x_ptr + row * n_cols + cols, mask=cols < n_cols, other=NEG_INF, eviction_policy="evict_last")
-    else:
-        x = tl.load(x_ptr + row * n_cols + cols, mask=cols < n_cols, other=NEG_INF)
-    x = x.to(tl.float32)
+    x = tl.load(x_ptr + row * n_cols + cols, mask=cols < n_cols, other=NEG_INF).to(tl.float32)
     m = tl.max(x, axis=0)
     s = tl.sum(tl.exp(x - tl.where(m == NEG_INF, 0.0, m)), axis=0)  # an all -inf slice: exp(-inf) = 0, s = 0
     tl.store(max_ptr + row * n_splits + split, m)
@@ -230,7 +226,7 @@ def softmax_split_stats_kernel(x_ptr, max_ptr, sum_ptr, n_cols, n_splits, BLOCK:
 
 @triton.jit
 def softmax_split_write_kernel(x_ptr, y_ptr, max_ptr, sum_ptr, n_cols, n_splits, BLOCK: tl.constexpr,
-                               SPLITS: tl.constexpr, KEEP: tl.constexpr):
+                               SPLITS: tl.constexpr):
     split, row = tl.program_id(0), tl.program_id(1).to(tl.int64)
     cols = split.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     mask = cols < n_cols
@@ -240,11 +236,8 @@ def softmax_split_write_kernel(x_ptr, y_ptr, max_ptr, sum_ptr, n_cols, n_splits,
     part_sum = tl.load(sum_ptr + row * n_splits + parts, mask=parts < n_splits, other=0.0)
     row_max = tl.max(part_max, axis=0)
     total = tl.sum(part_sum * tl.exp(part_max - row_max), axis=0)  # a -inf part_max (s = 0) adds 0
-    y = (tl.exp(x - row_max) * (1.0 / total)).to(y_ptr.dtype.element_ty)
-    if KEEP:  # v7: streaming stores (st.global.cs), the first lines L2 evicts
-        tl.store(y_ptr + row * n_cols + cols, y, mask=mask, cache_modifier=".cs")
-    else:
-        tl.store(y_ptr + row * n_cols + cols, y, mask=mask)
+    y = tl.exp(x - row_max) * (1.0 / total)
+    tl.store(y_ptr + row * n_cols + cols, y.to(y_ptr.dtype.element_ty), mask=mask)
 
 
 def _warps(elements: int) -> int:
@@ -257,29 +250,20 @@ def _sm_count(device: torch.device) -> int:
     return triton_src.sm_count(device, on_interpreter=2)
 
 
-def _splits(x: torch.Tensor) -> int:
-    """Slices per row where v4 splits x's rows, else 0."""
-    n_rows, n_cols = x.shape
-    splits = triton.cdiv(n_cols, SPLIT_BYTES // x.element_size())
-    if n_cols <= MAX_CACHED_COLS or x.numel() == 0 or n_rows >= 2 * _sm_count(x.device) or splits > MAX_SPLITS:
-        return 0
-    return splits
-
-
-def _tuned(x: torch.Tensor, via=triton_src.as_written, keep=False) -> torch.Tensor:
-    splits = _splits(x)
-    if not splits:
-        return _online(x, via)
+def _tuned(x: torch.Tensor, via=triton_src.as_written) -> torch.Tensor:
     n_rows, n_cols = x.shape
     block = SPLIT_BYTES // x.element_size()
+    splits = triton.cdiv(n_cols, block)
+    if n_cols <= MAX_CACHED_COLS or x.numel() == 0 or n_rows >= 2 * _sm_count(x.device) or splits > MAX_SPLITS:
+        return _online(x, via)
     y = torch.empty_like(x)
     part_max = torch.empty((n_rows, splits), device=x.device, dtype=torch.float32)
     part_sum = torch.empty_like(part_max)
     grid = (splits, n_rows)
-    via(softmax_split_stats_kernel)[grid](x, part_max, part_sum, n_cols, splits, BLOCK=block, KEEP=keep,
+    via(softmax_split_stats_kernel)[grid](x, part_max, part_sum, n_cols, splits, BLOCK=block,
                                           num_warps=_warps(block))
     via(softmax_split_write_kernel)[grid](x, y, part_max, part_sum, n_cols, splits, BLOCK=block,
-                                          SPLITS=triton.next_power_of_2(splits), KEEP=keep, num_warps=_warps(block))
+                                          SPLITS=triton.next_power_of_2(splits), num_warps=_warps(block))
     return y
 
 
@@ -419,18 +403,3 @@ def packed(x: torch.Tensor) -> torch.Tensor:
 def direct(x: torch.Tensor) -> torch.Tensor:
     check_inputs("softmax", ("x", x), ndim=2)
     return _packed(x, triton_src.launcher)
-
-
-# ---- keep: v4's long rows with the input kept in L2 for its second read. -----------------------------------------
-# v4's second kernel reads its slice again and counts on L2 still holding it, but L2 evicts the least recently used
-# line: while kernel 2 writes, each output line takes the place of the oldest line there, which after other data is
-# the input line kernel 1 read first and kernel 2 has not read again yet, the next one it wants. v7 marks kernel 1's
-# loads evict-last (Triton's eviction_policy: an L2 cache policy, createpolicy) and kernel 2's stores streaming
-# (cache_modifier ".cs": evict-first), as cuda_src/softmax.cu's v7 does, so output replaces output and the input
-# stays. The launches go through triton_src.launcher, as v6's; the rows v4 does not split go to v6.
-@variant("keep")
-def keep(x: torch.Tensor) -> torch.Tensor:
-    check_inputs("softmax", ("x", x), ndim=2)
-    if not _splits(x):
-        return _packed(x, triton_src.launcher)
-    return _tuned(x, triton_src.launcher, keep=True)
