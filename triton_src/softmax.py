@@ -398,7 +398,9 @@ def packed(x: torch.Tensor) -> torch.Tensor:
 # and where the kernels are short or there are two of them (v4's long rows) the events time that host work: the
 # cells marked `h`. v6 launches v5's kernels through triton_src.Launcher, which does that work once per
 # specialization and then hands the arguments straight to the compiled kernel's launcher. Nothing on the GPU
-# changes; what it buys is in the host column and the `h` cells of results/<gpu>/softmax.md.
+# changes; what it buys is in the host column and the `h` cells of results/<gpu>/softmax.md. What it leaves: at v4's
+# long rows, two launches and three allocations a call still take the host longer than the two kernels take the GPU
+# on the H200 hosts (the same columns of results/nvidia-h200/softmax.md).
 @variant("direct")
 def direct(x: torch.Tensor) -> torch.Tensor:
     check_inputs("softmax", ("x", x), ndim=2)
