@@ -382,9 +382,10 @@ def test_an_op_runs_memcheck_on_every_row_then_racecheck_on_those_with_shared_me
         return built + "".join(_clean(r) for r in rows) + "========= ERROR SUMMARY: 0 errors\n", 0
 
     launch = _scripted(child, child)
-    result = sanitize.sanitize(discover.load_op("softmax"), dtypes=["float32"], launch=launch, progress=False)
-    rows = ["cuda:naive", "cuda:warp", "cuda:block", "cuda:online", "cuda:split", "cuda:cluster", "triton:basic",
-            "triton:tiled", "triton:online", "triton:tuned", "triton:packed"]
+    op = discover.load_op("softmax")
+    result = sanitize.sanitize(op, dtypes=["float32"], launch=launch, progress=False)
+    rows = [i.name for i in discover.implementations(op) if i.name.startswith(("cuda:", "triton:"))]
+    assert rows[:2] == ["cuda:naive", "cuda:warp"] and "triton:packed" in rows  # the op's own rows, in file order
     assert launch.calls == [("memcheck", rows), ("racecheck", rows)]  # every row reaches v1's __shared__ or a tl.max
     assert [(r.row, r.tool) for r in result.rows] == [(row, tool) for row in rows for tool in sanitize.TOOLS]
     assert not result.failed_rows() and result.dtypes == ["float32"]
