@@ -1,7 +1,7 @@
 """Triton implementations, one module per op; functions marked ``@variant(name)`` are the rows ``triton:<name>``."""
 import functools
-import os
 import inspect
+import os
 
 import torch
 import triton
@@ -84,10 +84,10 @@ class Launcher:
     A Launcher keys its own cache on those properties or finer ones (_specialization of each positional argument,
     an integer by its whole value, and every keyword's value), in one pass over the arguments. The first call at a
     key goes through kernel[grid], compiling and autotuning as usual, and keeps the compiled kernel it launched and
-    the values of the parameters after the positional ones; a later call at that key launches the compiled kernel directly (CompiledKernel[grid], the
-    launcher Triton itself calls last). Under Triton's interpreter, for a grid given as a function, for arguments of
-    another kind, and for a config with a pre_hook (which must run before every launch), every call goes through
-    kernel[grid]."""
+    the values of the parameters after the positional ones; a later call at that key launches the compiled kernel
+    directly (CompiledKernel[grid], the launcher Triton itself calls last). Under Triton's interpreter, for a grid
+    given as a function, for arguments of another kind, and for a config with a pre_hook (which must run before
+    every launch), every call goes through kernel[grid]."""
 
     def __init__(self, kernel):
         self.kernel = kernel

@@ -23,7 +23,7 @@ import triton
 import triton.language as tl
 
 import triton_src
-from triton_src import LOG2E, exp2_ftz, exp_ftz
+from triton_src import LOG2E, as_written, exp2_ftz, exp_ftz
 from compare.spec import variant
 from compare.validate import InputError, check_inputs
 
@@ -51,7 +51,7 @@ def softmax_basic_kernel(x_ptr, y_ptr, n_cols, BLOCK: tl.constexpr):
 
 # Each step's launcher takes an x already checked: the row checks it once (a check costs microseconds of host time,
 # which short rows would otherwise pay again for every step they are handed down through).
-def _basic(x: torch.Tensor, via=triton_src.as_written) -> torch.Tensor:
+def _basic(x: torch.Tensor, via=as_written) -> torch.Tensor:
     n_rows, n_cols = x.shape
     y = torch.empty_like(x)
     if x.numel() == 0:  # M = 0 or N = 0: nothing to do; a zero-sized grid is not a launch
@@ -120,7 +120,7 @@ def softmax_rows_kernel(x_ptr, y_ptr, n_rows, n_cols, ROWS: tl.constexpr, BLOCK:
     tl.store(y_ptr + offsets, y.to(y_ptr.dtype.element_ty), mask=store_ok)
 
 
-def _tiled(x: torch.Tensor, via=triton_src.as_written) -> torch.Tensor:
+def _tiled(x: torch.Tensor, via=as_written) -> torch.Tensor:
     n_rows, n_cols = x.shape
     if n_cols > MAX_CACHED_COLS or x.numel() == 0:
         return _basic(x, via)
@@ -179,7 +179,7 @@ def softmax_online_kernel(x_ptr, y_ptr, n_cols, BLOCK: tl.constexpr):
         tl.store(y_row + start + cols, (tl.exp(x - row_max) * inv_sum).to(y_ptr.dtype.element_ty), mask=mask)
 
 
-def _online(x: torch.Tensor, via=triton_src.as_written) -> torch.Tensor:
+def _online(x: torch.Tensor, via=as_written) -> torch.Tensor:
     n_rows, n_cols = x.shape
     if n_cols <= MAX_CACHED_COLS or x.numel() == 0:
         return _tiled(x, via)
@@ -250,7 +250,7 @@ def _sm_count(device: torch.device) -> int:
     return triton_src.sm_count(device, on_interpreter=2)
 
 
-def _tuned(x: torch.Tensor, via=triton_src.as_written) -> torch.Tensor:
+def _tuned(x: torch.Tensor, via=as_written) -> torch.Tensor:
     n_rows, n_cols = x.shape
     block = SPLIT_BYTES // x.element_size()
     splits = triton.cdiv(n_cols, block)
@@ -372,7 +372,7 @@ def _takes_packed(x: torch.Tensor) -> bool:
             and x.is_contiguous() and x.storage_offset() % 2 == 0 and n_rows > 0)
 
 
-def _packed(x: torch.Tensor, via=triton_src.as_written) -> torch.Tensor:
+def _packed(x: torch.Tensor, via=as_written) -> torch.Tensor:
     if not _takes_packed(x):
         return _tuned(x, via)
     n_rows, n_cols = x.shape
