@@ -920,14 +920,16 @@ struct TmaStoreTile : WgmmaTile {
 
 #ifdef LAB_SM90A
 // The producer's loads of K tiles k_begin .. k_end - 1 of the output tile (tile_m, tile_n) into the ring (v7 and v8),
-// `it` counting every K tile the block has loaded: stage it % Stages, reused once both consumers have released the
-// K tile it - Stages held there (empty[s]'s completion number it / Stages - 1, so parity (it / Stages + 1) % 2).
+// last to first where `reversed` (v8's shared-out pieces), `it` counting every K tile the block has loaded: stage
+// it % Stages, reused once both consumers have released the K tile it - Stages held there (empty[s]'s completion
+// number it / Stages - 1, so parity (it / Stages + 1) % 2).
 __device__ __forceinline__ void persistent_load_tiles(unsigned char* a_tiles, unsigned char* b_tiles,
                                                       const CUtensorMap* map_a, const CUtensorMap* map_b,
                                                       uint64_t* full, uint64_t* empty, int& it, int tile_m,
-                                                      int tile_n, int k_begin, int k_end) {
+                                                      int tile_n, int k_begin, int k_end, bool reversed = false) {
   using Cfg = TmaStoreTile;
-  for (int t = k_begin; t < k_end; ++t, ++it) {
+  for (int i = 0; i < k_end - k_begin; ++i, ++it) {
+    const int t = reversed ? k_end - 1 - i : k_begin + i;
     const int s = it % Cfg::Stages;
     if (it >= Cfg::Stages) mbarrier_wait(&empty[s], (it / Cfg::Stages + 1) % 2);
     wgmma_load_stage(a_tiles, b_tiles, s, map_a, map_b, t * Cfg::BK, tile_m * Cfg::BM, tile_n * Cfg::BN, full);
@@ -1057,10 +1059,16 @@ cudaError_t launch_matmul_tmastore(lab::DType dtype, const void* a, const void* 
 //    3 full waves of 132 and one of 116, 16 of 132 SMs idle for a quarter of the run. No tile shape fixes this for
 //    every shape; cutting work along K does (stream-K: Osama, Merrill, Cecka, Garland and Owens, PPoPP 2023;
 //    CUTLASS's stream-K scheduler).
-//  * The plan (plan_streamk): the tiles of the last full wave and the ragged one after it (or every tile, where
-//    there is no full wave) are "shared out": their K tiles, laid end to end tile by tile, are cut into one
-//    contiguous range per block, equal to within one K tile. The tiles before them are dealt whole, first, as in
-//    v7. Taking one full wave in keeps every piece at least about half a tile long where the ragged wave is small.
+//  * The plan (plan_streamk): the tiles of the ragged wave (or every tile, where there is no full wave) are
+//    "shared out": their K tiles, laid end to end tile by tile, are cut into one contiguous range per block, equal
+//    to within one K tile. The tiles before them are dealt whole, first, as in v7. Where the ragged wave is under
+//    half the grid, the last full wave is shared out with it, so that no tile is cut into many small pieces.
+//  * A shared-out piece is walked from its last K tile to its first. A block's range is the tail of one tile and
+//    the head of the next, of the same length for every block; walked backwards, every block is at K tile
+//    k_tiles - 1 - t (in a tail) or range - 1 - t (in a head) at step t, so the blocks read two slabs of A and B
+//    at a time, as v7's blocks in lockstep read one. Walked forwards, the blocks start their tails at K offsets
+//    spread over all of K and read whole panels of A and B at once, more than L2 holds: that version ran 3-28%
+//    slower than v7 at the bench shapes on an H200 (results/nvidia-h200/matmul-streamk-forward/matmul.md).
 //  * A tile cut between blocks is finished by the block holding its first K tile (its owner). Every other block
 //    with a piece of it (a contributor) writes its fp32 accumulators to a slot of its own in the workspace and adds
 //    the number of K tiles it covered to the tile's flag (a release at GPU scope); the owner waits until the flag
@@ -1091,7 +1099,8 @@ bool plan_streamk(int64_t m, int64_t n, int64_t k, int blocks, StreamKPlan& plan
   using Cfg = TmaStoreTile;
   const int64_t tiles_m = lab::blocks_for(m, Cfg::BM), tiles_n = lab::blocks_for(n, Cfg::BN);
   const int64_t k_tiles = lab::blocks_for(k, Cfg::BK), tiles = tiles_m * tiles_n, waves = tiles / blocks;
-  const int64_t shared_out = tiles % blocks == 0 ? 0 : waves == 0 ? tiles : tiles % blocks + blocks;
+  const int64_t ragged = tiles % blocks;
+  const int64_t shared_out = ragged == 0 ? 0 : waves == 0 || 2 * ragged >= blocks ? ragged : ragged + blocks;
   const int64_t shared_k_tiles = shared_out * k_tiles;
   if (tiles > 0x7fffffff || shared_k_tiles + blocks > 0x7fffffff) return false;
   plan.tiles_m = static_cast<int>(tiles_m);
@@ -1174,12 +1183,13 @@ __global__ void __launch_bounds__(TmaStoreTile::kThreads, 1)
     for (StreamKPieces pieces(plan); pieces.take(tile, k_begin, k_end);) {
       int tile_m, tile_n;
       grouped_tile(tile, plan.tiles_m, plan.tiles_n, tile_m, tile_n);
-      persistent_load_tiles(a_tiles, b_tiles, &map_a, &map_b, full, empty, it, tile_m, tile_n, k_begin, k_end);
+      persistent_load_tiles(a_tiles, b_tiles, &map_a, &map_b, full, empty, it, tile_m, tile_n, k_begin, k_end,
+                            tile >= plan.whole_tiles);
     }
     return;
   }
 
-  // 3. Consumers: v7's, piece by piece.
+  // 3. Consumers: v7's, piece by piece (the order of a piece's K tiles is the producer's business).
   setmaxnreg_inc<232>();
   const int consumer = warpgroup - 1, lane = tid % 32, warp_in_group = tid % 128 / 32, thread = tid % 128;
   const int local_row = warp_in_group * 16 + lane / 4;

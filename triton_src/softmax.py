@@ -303,17 +303,16 @@ def tuned(x: torch.Tensor) -> torch.Tensor:
 # Triton's casts convert the halves one by one and pack them with integer instructions: 616 to 568 SASS
 # instructions at N = 32K bf16 (Triton 3.6, sm_90). On an H200 that bought the 32K rows a little and cost the 16K
 # rows more (results/nvidia-h200/softmax.md at commit a43cc19 against 3f31f3b, in the file's git history). At 16K
-# (16 warps of 16 words a thread) this kernel spilled at the 32-register cap, four stores and four loads of local
-# memory in the bf16 cubin, where the one before it did not; at 32K (32 warps) neither spills. So every row takes
-# 32 warps, 8 words a thread at 16K: two programs an SM as at 32K (where 16 warps made four) and no spill, for
-# a few more instructions a word (352 SASS instructions for 8 words against 592 for 16: Triton 3.6's bf16 cubin
-# for sm_90).
+# (16 warps) this kernel spills at the 32-register cap, four stores and four loads of local memory in the bf16
+# cubin, where the one before it did not; at 32K (32 warps) neither spills. The spill is not what the 16K rows
+# lack: 32 warps at 16K (8 words a thread, no spill, two programs an SM where 16 warps make four) ran them slower
+# on an H200 (results/nvidia-h200/softmax-packed-32-warps/softmax.md against results/nvidia-h200/softmax.md).
 # Two rows a program (128 KB, but 52 registers at 32 warps: one program an SM) ran slower than v2 on an H100
 # (results/nvidia-h100-80gb-hbm3/softmax.md at commit 4d97f91): a lone program cannot overlap its load, its
 # reductions and its stores with another program's.
 # The tile is v2's (_row_tile) with one row, counted in words; padding words hold two -inf. Other rows, odd N, and
 # inputs whose rows are not whole words go to v4.
-PACKED_WARPS = 32
+PACKED_WORDS_PER_THREAD = 16
 PACKED_MAX_REGISTERS = 32
 PACKED_MIN_COLS = 16384
 TWO_NEG_INF_WORDS = {torch.float16: -67044352, torch.bfloat16: -8323200}  # 0xFC00FC00, 0xFF80FF80 as int32
@@ -383,7 +382,7 @@ def _packed(x: torch.Tensor, via=as_written) -> torch.Tensor:
     via(softmax_packed_kernel)[(n_rows,)](
         x.view(torch.int32), y.view(torch.int32), n_rows, n_cols // 2, ROWS=1, WORDS=words,
         IS_BF16=x.dtype == torch.bfloat16, PAD=TWO_NEG_INF_WORDS[x.dtype], PTX=triton_src.runs_ptx(x),
-        num_warps=PACKED_WARPS, maxnreg=PACKED_MAX_REGISTERS)
+        num_warps=words // (32 * PACKED_WORDS_PER_THREAD), maxnreg=PACKED_MAX_REGISTERS)
     return y
 
 
