@@ -11,12 +11,10 @@
 //   v7 tmastore   fp16/bf16, the tensor-core path's step after v5: v5 on a persistent grid (one block per SM,
 //                 the next tile's K tiles loaded during this one's epilogue), C written through shared memory by
 //                 TMA stores
-//   v8 streamk    fp16/bf16, v7 with the tiles of its ragged last wave shared out along K (stream-K): every SM
-//                 ends together, the pieces of a split tile summed by the block that holds its first K tile
 //
 // In the order of siboehm's SGEMM worklog: each kernel's comment says what it changes against the one before and
-// why that should be faster (v6, which returns to fp32 after the tensor-core steps, against v3; v7 against v5; v8
-// against v7), and v4 to v8 say inside the kernel what each stage of it does. The PTX instructions and the driver call they use are
+// why that should be faster (v6, which returns to fp32 after the tensor-core steps, against v3; v7 against v5), and
+// v4 to v7 say inside the kernel what each stage of it does. The PTX instructions and the driver call they use are
 // wrapped, in the lab's headers and one section before v1, so the kernels read as the algorithm. Spec:
 // specs/matmul.py. Triton side: triton_src/matmul.py.
 //
@@ -39,11 +37,6 @@ cudaError_t launch_matmul_warptile(lab::DType dtype, const void* a, const void* 
                                    int64_t k, cudaStream_t stream);
 cudaError_t launch_matmul_tmastore(lab::DType dtype, const void* a, const void* b, void* c, int64_t m, int64_t n,
                                    int64_t k, cudaStream_t stream);
-// v8's workspace, allocated by its binding: per block of the grid (one an SM) a slot of kStreamKSlotFloats floats for
-// a partial 128×256 tile, and kStreamKFlagsPerBlock ints of flags, zero between calls (each call leaves them so).
-constexpr int64_t kStreamKSlotFloats = 128 * 256, kStreamKFlagsPerBlock = 4;
-cudaError_t launch_matmul_streamk(lab::DType dtype, const void* a, const void* b, void* c, int64_t m, int64_t n,
-                                  int64_t k, float* partials, int* flags, int workspace_blocks, cudaStream_t stream);
 
 #ifdef __CUDACC__
 #include <type_traits>
@@ -83,18 +76,6 @@ using lab::mbarrier_wait;
 using lab::smem_descriptor;
 using lab::store_pair;
 using lab::tma_load_2d;
-
-// The flags through which v8's blocks hand partial tiles to each other: an add at GPU scope that releases the
-// writes before it (those of the whole warpgroup, after a barrier), and a load that acquires what the adds released.
-__device__ __forceinline__ void red_release_add(int* flag, int value) {
-  asm volatile("red.release.gpu.global.add.s32 [%0], %1;\n" ::"l"(flag), "r"(value) : "memory");
-}
-
-__device__ __forceinline__ int load_acquire(const int* flag) {
-  int value;
-  asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(value) : "l"(flag) : "memory");
-  return value;
-}
 
 #ifdef LAB_SM90A
 using lab::setmaxnreg_dec;
@@ -910,6 +891,10 @@ cudaError_t launch_matmul_warptile(lab::DType dtype, const void* a, const void* 
 //    it in the 227 KB an SM gives a block: each consumer stages half of it at a time in two boxes of 64×64 (16 KB),
 //    and the first half's stores must have read the boxes before the second half is written there. (Three stages
 //    would make room for all of C at once, with less copied ahead of the tensor cores.)
+// Tried after v7 and dropped: stream-K (the tiles of the ragged last wave cut along K between the blocks, so that
+// every SM ends together). Under ncu it took 1.5% fewer cycles than v7 at 4096 × 4096 × 14336; timed at the GPU's
+// own clocks it was no faster at 4096³ and up and slower below (results/nvidia-h200/matmul-streamk-profile.md; the
+// code is on the branch streamk).
 // Requirements: v5's, and N a multiple of 8 on a 16-byte-aligned C (C's row pitch, for its tensor map); other inputs
 // take v5's launcher.
 struct TmaStoreTile : WgmmaTile {
@@ -917,61 +902,6 @@ struct TmaStoreTile : WgmmaTile {
   static constexpr int kCBoxes = 2;            // per consumer: half of its 64×256 part of C
   static constexpr int kSmemBytes = WgmmaTile::kSmemBytes + kConsumers * kCBoxes * kCBoxBytes;
 };
-
-#ifdef LAB_SM90A
-// The producer's loads of K tiles k_begin .. k_end - 1 of the output tile (tile_m, tile_n) into the ring (v7 and v8),
-// last to first where `reversed` (v8's shared-out pieces), `it` counting every K tile the block has loaded: stage
-// it % Stages, reused once both consumers have released the K tile it - Stages held there (empty[s]'s completion
-// number it / Stages - 1, so parity (it / Stages + 1) % 2).
-__device__ __forceinline__ void persistent_load_tiles(unsigned char* a_tiles, unsigned char* b_tiles,
-                                                      const CUtensorMap* map_a, const CUtensorMap* map_b,
-                                                      uint64_t* full, uint64_t* empty, int& it, int tile_m,
-                                                      int tile_n, int k_begin, int k_end, bool reversed = false) {
-  using Cfg = TmaStoreTile;
-  for (int i = 0; i < k_end - k_begin; ++i, ++it) {
-    const int t = reversed ? k_end - 1 - i : k_begin + i;
-    const int s = it % Cfg::Stages;
-    if (it >= Cfg::Stages) mbarrier_wait(&empty[s], (it / Cfg::Stages + 1) % 2);
-    wgmma_load_stage(a_tiles, b_tiles, s, map_a, map_b, t * Cfg::BK, tile_m * Cfg::BM, tile_n * Cfg::BN, full);
-  }
-}
-
-// A consumer's drain after its K loop over a tile (v7 and v8), `it` counting the K tiles up to the tile's last: that
-// batch done, and its stage released too (v5 never releases it: no tile follows there). The operand fence keeps
-// the reads of d that follow after the wait.
-__device__ __forceinline__ void persistent_drain(float (&d)[128], uint64_t* empty, int it, int lane) {
-  wgmma_wait_group<0>();
-  lab::wgmma_fence_operand(d);
-  if (lane == 0) mbarrier_arrive(&empty[(it - 1) % TmaStoreTile::Stages]);
-}
-
-// A consumer's epilogue (v7 and v8): its 64×256 part of C, rows row0.., columns bn.., in two halves of 128 columns.
-// The boxes are free once the stores that last read them (the previous half's, or the previous tile's) have read
-// them; each thread writes its pairs of the half, makes them visible to the copy engine, the warpgroup meets, and
-// one thread (issues_stores) hands both boxes to TMA, which drops rows and columns past M and N.
-template <typename T>
-__device__ __forceinline__ void tmastore_epilogue(const float (&d)[128], unsigned char* boxes, const CUtensorMap* map_c,
-                                                  int row0, int bn, int consumer, int local_row, int lane,
-                                                  bool issues_stores) {
-  using Cfg = TmaStoreTile;
-#pragma unroll
-  for (int half = 0; half < 2; ++half) {
-    if (issues_stores) lab::tma_store_wait_read<0>();
-    lab::named_barrier_sync(1 + consumer, 128);
-#pragma unroll
-    for (int j = 16 * half; j < 16 * half + 16; ++j)
-      lab::stage_pairs<T>(boxes + (j / 8 - 2 * half) * Cfg::kCBoxBytes, local_row, j, lane, d[4 * j], d[4 * j + 1],
-                          d[4 * j + 2], d[4 * j + 3]);
-    lab::fence_proxy_async_shared();
-    lab::named_barrier_sync(1 + consumer, 128);
-    if (issues_stores) {
-      lab::tma_store_2d(map_c, boxes, bn + 128 * half, row0);
-      lab::tma_store_2d(map_c, boxes + Cfg::kCBoxBytes, bn + 128 * half + 64, row0);
-      lab::tma_store_commit();
-    }
-  }
-}
-#endif  // LAB_SM90A
 
 template <typename T>
 __global__ void __launch_bounds__(TmaStoreTile::kThreads, 1)
@@ -996,7 +926,11 @@ __global__ void __launch_bounds__(TmaStoreTile::kThreads, 1)
     for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
       int tile_m, tile_n;
       grouped_tile(tile, tiles_m, tiles_n, tile_m, tile_n);
-      persistent_load_tiles(a_tiles, b_tiles, &map_a, &map_b, full, empty, it, tile_m, tile_n, 0, k_tiles);
+      for (int t = 0; t < k_tiles; ++t, ++it) {
+        const int s = it % Cfg::Stages;
+        if (it >= Cfg::Stages) mbarrier_wait(&empty[s], (it / Cfg::Stages + 1) % 2);
+        wgmma_load_stage(a_tiles, b_tiles, s, &map_a, &map_b, t * Cfg::BK, tile_m * Cfg::BM, tile_n * Cfg::BN, full);
+      }
     }
     return;
   }
@@ -1014,14 +948,36 @@ __global__ void __launch_bounds__(TmaStoreTile::kThreads, 1)
     grouped_tile(tile, tiles_m, tiles_n, tile_m, tile_n);
 #pragma unroll
     for (int i = 0; i < 128; ++i) d[i] = 0.0f;
-    // 4. v5's K loop, on from the block's K tile `it`, and the drain (persistent_drain).
+    // 4. v5's K loop, on from the block's K tile `it`.
     wgmma_k_loop<T>(d, it, k_tiles, a_tiles + consumer * 64 * 128, b_tiles, full, empty, lane);
     it += k_tiles;
-    persistent_drain(d, empty, it, lane);
-    // 5. Epilogue through the boxes by TMA (tmastore_epilogue); the producer is already filling the ring with the
-    //    next tile's K tiles.
-    tmastore_epilogue<T>(d, boxes, &map_c, tile_m * Cfg::BM + consumer * 64, tile_n * Cfg::BN, consumer, local_row,
-                         lane, issues_stores);
+    // 5. Drain: the tile's last batch done, and its stage released too (v5 never releases it: no tile follows
+    //    there). The operand fence keeps the epilogue's reads of d after the wait.
+    wgmma_wait_group<0>();
+    lab::wgmma_fence_operand(d);
+    if (lane == 0) mbarrier_arrive(&empty[(it - 1) % Cfg::Stages]);
+
+    // 6. Epilogue, in two halves of 128 columns: the boxes are free once the stores that last read them (the
+    //    previous half's, or the previous tile's) have read them; each thread writes its pairs of the half, makes
+    //    them visible to the copy engine, the warpgroup meets, and one thread hands both boxes to TMA. The producer
+    //    is already filling the ring with the next tile's K tiles.
+    const int row0 = tile_m * Cfg::BM + consumer * 64, bn = tile_n * Cfg::BN;
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      if (issues_stores) lab::tma_store_wait_read<0>();
+      lab::named_barrier_sync(1 + consumer, 128);
+#pragma unroll
+      for (int j = 16 * half; j < 16 * half + 16; ++j)
+        lab::stage_pairs<T>(boxes + (j / 8 - 2 * half) * Cfg::kCBoxBytes, local_row, j, lane, d[4 * j], d[4 * j + 1],
+                            d[4 * j + 2], d[4 * j + 3]);
+      lab::fence_proxy_async_shared();
+      lab::named_barrier_sync(1 + consumer, 128);
+      if (issues_stores) {
+        lab::tma_store_2d(&map_c, boxes, bn + 128 * half, row0);
+        lab::tma_store_2d(&map_c, boxes + Cfg::kCBoxBytes, bn + 128 * half + 64, row0);
+        lab::tma_store_commit();
+      }
+    }
   }
   // The block's shared memory must outlive the last stores' reads of it.
   if (issues_stores) lab::tma_store_wait<0>();
@@ -1052,243 +1008,7 @@ cudaError_t launch_matmul_tmastore(lab::DType dtype, const void* a, const void* 
   });
 }
 
-// ---- v8 streamk: v7 with the tiles of its ragged last wave shared out along K. --------------------------------
-// fp16/bf16, the tensor-core path's step after v7. What changes against v7, and why it helps:
-//  * v7 deals whole tiles to a grid of one block per SM, so where the tile count is not a multiple of the SM count
-//    the last wave leaves SMs idle for a whole tile's time: at M = N = 4096 the 32 × 16 = 512 tiles of 128×256 are
-//    3 full waves of 132 and one of 116, 16 of 132 SMs idle for a quarter of the run. No tile shape fixes this for
-//    every shape; cutting work along K does (stream-K: Osama, Merrill, Cecka, Garland and Owens, PPoPP 2023;
-//    CUTLASS's stream-K scheduler).
-//  * The plan (plan_streamk): the tiles of the ragged wave (or every tile, where there is no full wave) are
-//    "shared out": their K tiles, laid end to end tile by tile, are cut into one contiguous range per block, equal
-//    to within one K tile. The tiles before them are dealt whole, first, as in v7. Where the ragged wave is under
-//    half the grid, the last full wave is shared out with it, so that no tile is cut into many small pieces.
-//  * A shared-out piece is walked from its last K tile to its first. A block's range is the tail of one tile and
-//    the head of the next, of the same length for every block; walked backwards, every block is at K tile
-//    k_tiles - 1 - t (in a tail) or range - 1 - t (in a head) at step t, so the blocks read two slabs of A and B
-//    at a time, as v7's blocks in lockstep read one. Walked forwards, the blocks start their tails at K offsets
-//    spread over all of K and read whole panels of A and B at once, more than L2 holds: that version ran 3-28%
-//    slower than v7 at the bench shapes on an H200 (results/nvidia-h200/matmul-streamk-forward/matmul.md).
-//  * A tile cut between blocks is finished by the block holding its first K tile (its owner). Every other block
-//    with a piece of it (a contributor) writes its fp32 accumulators to a slot of its own in the workspace and adds
-//    the number of K tiles it covered to the tile's flag (a release at GPU scope); the owner waits until the flag
-//    counts all the K tiles it did not do (an acquire), resets it for the next call, adds the slots in block order
-//    (the same order every call: the result is deterministic) and stores C as v7 does. A flag per consumer: each
-//    warpgroup hands over its own 64 rows.
-//  * No wait can deadlock: a contributor's piece is the first of its block's range and an owner's the last, so a
-//    contributor never waits for anything but the ring, and an owner waits only on contributors. That holds only
-//    if every block is resident at once, which the cooperative launch guarantees (or refuses to launch).
-// Cost: a contributor's slot is 128 KB written and read once through L2, against a tile's 2·128·256·K flops.
-// Requirements: v7's; other inputs take v7's launcher.
-// K tiles of the shared-out tiles are counted in int: the launcher takes v7's path where they pass INT_MAX.
-struct StreamKPlan {
-  int tiles_m, tiles_n, k_tiles;
-  int whole_tiles;  // tiles dealt whole, first: a multiple of the grid
-  int per_block;    // K tiles in each block's range of the shared-out ones; the first `longer` blocks one more
-  int longer;
-  __host__ __device__ int range_start(int block) const { return block * per_block + (block < longer ? block : longer); }
-  // The block whose range holds shared-out K tile i (counted from the first shared-out tile's first).
-  __device__ int block_holding(int i) const {
-    const int in_longer = longer * (per_block + 1);
-    return i < in_longer ? i / (per_block + 1) : longer + (i - in_longer) / per_block;
-  }
-};
-
-// False where the shared-out K tiles would pass INT_MAX (a K past 2^24 or so).
-bool plan_streamk(int64_t m, int64_t n, int64_t k, int blocks, StreamKPlan& plan) {
-  using Cfg = TmaStoreTile;
-  const int64_t tiles_m = lab::blocks_for(m, Cfg::BM), tiles_n = lab::blocks_for(n, Cfg::BN);
-  const int64_t k_tiles = lab::blocks_for(k, Cfg::BK), tiles = tiles_m * tiles_n, waves = tiles / blocks;
-  const int64_t ragged = tiles % blocks;
-  const int64_t shared_out = ragged == 0 ? 0 : waves == 0 || 2 * ragged >= blocks ? ragged : ragged + blocks;
-  const int64_t shared_k_tiles = shared_out * k_tiles;
-  if (tiles > 0x7fffffff || shared_k_tiles + blocks > 0x7fffffff) return false;
-  plan.tiles_m = static_cast<int>(tiles_m);
-  plan.tiles_n = static_cast<int>(tiles_n);
-  plan.k_tiles = static_cast<int>(k_tiles);
-  plan.whole_tiles = static_cast<int>(tiles - shared_out);
-  plan.per_block = static_cast<int>(shared_k_tiles / blocks);
-  plan.longer = static_cast<int>(shared_k_tiles % blocks);
-  return true;
-}
-
-#ifdef LAB_SM90A
-// This block's pieces of work, in order: its whole tiles (blockIdx.x, + gridDim.x, ... as v7), then its range of the
-// shared-out K tiles, cut at tile boundaries. Each piece: a tile and its K tiles k_begin .. k_end - 1.
-struct StreamKPieces {
-  const StreamKPlan& plan;
-  int whole, next, end;
-  __device__ explicit StreamKPieces(const StreamKPlan& p)
-      : plan(p), whole(blockIdx.x), next(p.range_start(blockIdx.x)), end(p.range_start(blockIdx.x + 1)) {}
-  __device__ bool take(int& tile, int& k_begin, int& k_end) {
-    if (whole < plan.whole_tiles) {
-      tile = whole;
-      k_begin = 0;
-      k_end = plan.k_tiles;
-      whole += gridDim.x;
-      return true;
-    }
-    if (next >= end) return false;
-    const int shared_tile = next / plan.k_tiles;
-    k_begin = next - shared_tile * plan.k_tiles;
-    k_end = min(plan.k_tiles, k_begin + (end - next));
-    tile = plan.whole_tiles + shared_tile;
-    next += k_end - k_begin;
-    return true;
-  }
-};
-
-// A consumer's 64×256 accumulators in a workspace slot and back: 32 float4 a thread, stored so that each float4
-// instruction of the warpgroup writes 2 KB in a row. Through L2 only (.cg): another SM reads them.
-__device__ __forceinline__ void store_partial(float4* slot, const float (&d)[128], int thread) {
-#pragma unroll
-  for (int j = 0; j < 32; ++j)
-    __stcg(slot + j * 128 + thread, make_float4(d[4 * j], d[4 * j + 1], d[4 * j + 2], d[4 * j + 3]));
-}
-
-// The loads go in groups of four: hoisted all ahead of their adds, they would hold 128 more registers beside d.
-__device__ __forceinline__ void add_partial(float (&d)[128], const float4* slot, int thread) {
-#pragma unroll
-  for (int j = 0; j < 32; ++j) {
-    const float4 v = __ldcg(slot + j * 128 + thread);
-    d[4 * j] += v.x;
-    d[4 * j + 1] += v.y;
-    d[4 * j + 2] += v.z;
-    d[4 * j + 3] += v.w;
-    if (j % 4 == 3) asm volatile("" ::: "memory");
-  }
-}
-#endif  // LAB_SM90A
-
-template <typename T>
-__global__ void __launch_bounds__(TmaStoreTile::kThreads, 1)
-    matmul_streamk_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
-                          const __grid_constant__ CUtensorMap map_c, const __grid_constant__ StreamKPlan plan,
-                          float4* __restrict__ partials, int* __restrict__ flags) {
-#ifdef LAB_SM90A
-  using Cfg = TmaStoreTile;
-  // 1. Shared memory and barriers as v7.
-  unsigned char *a_tiles, *b_tiles;
-  __shared__ __align__(8) uint64_t full[Cfg::Stages], empty[Cfg::Stages];
-  lab::ring_setup<Cfg>(a_tiles, b_tiles, full, empty);
-  const int tid = threadIdx.x, warpgroup = tid / 128;
-  int tile, k_begin, k_end;
-
-  // 2. Producer: v7's, over this block's pieces (StreamKPieces) instead of its whole tiles. Walking them takes more
-  //    registers than v7's 24 (ptxas spilled there), so 40 stay here and the consumers take 232, not 240.
-  if (warpgroup == 0) {
-    setmaxnreg_dec<40>();
-    if (tid != 0) return;
-    int it = 0;
-    for (StreamKPieces pieces(plan); pieces.take(tile, k_begin, k_end);) {
-      int tile_m, tile_n;
-      grouped_tile(tile, plan.tiles_m, plan.tiles_n, tile_m, tile_n);
-      persistent_load_tiles(a_tiles, b_tiles, &map_a, &map_b, full, empty, it, tile_m, tile_n, k_begin, k_end,
-                            tile >= plan.whole_tiles);
-    }
-    return;
-  }
-
-  // 3. Consumers: v7's, piece by piece (the order of a piece's K tiles is the producer's business).
-  setmaxnreg_inc<232>();
-  const int consumer = warpgroup - 1, lane = tid % 32, warp_in_group = tid % 128 / 32, thread = tid % 128;
-  const int local_row = warp_in_group * 16 + lane / 4;
-  unsigned char* boxes = b_tiles + Cfg::Stages * Cfg::kBStageBytes + consumer * Cfg::kCBoxes * Cfg::kCBoxBytes;
-  const bool issues_stores = thread == 0;  // also the thread that signals and waits on the flags
-  constexpr int kSlotFloat4s = kStreamKSlotFloats / 2 / 4;  // a consumer's half of a block's slot
-  float d[128];
-  int it = 0;
-  for (StreamKPieces pieces(plan); pieces.take(tile, k_begin, k_end);) {
-#pragma unroll
-    for (int i = 0; i < 128; ++i) d[i] = 0.0f;
-    wgmma_k_loop<T>(d, it, k_end - k_begin, a_tiles + consumer * 64 * 128, b_tiles, full, empty, lane);
-    it += k_end - k_begin;
-    persistent_drain(d, empty, it, lane);
-    const int shared_tile = tile - plan.whole_tiles;  // >= 0 for a shared-out tile
-    int* flag = flags + 2 * shared_tile + consumer;
-    // 4. A contributor: its sums to its slot; once the whole warpgroup has written them, its K tiles on the flag.
-    if (k_begin > 0) {
-      store_partial(partials + (2 * blockIdx.x + consumer) * kSlotFloat4s, d, thread);
-      lab::named_barrier_sync(1 + consumer, 128);
-      if (issues_stores) red_release_add(flag, k_end - k_begin);
-      continue;
-    }
-    // 5. The owner of a split tile: wait for the K tiles it did not do, then add the slots of the blocks that did
-    //    them, in block order (each block's range ends where the next one's starts).
-    if (k_end < plan.k_tiles) {
-      if (issues_stores) {
-        while (load_acquire(flag) != plan.k_tiles - k_end) {
-        }
-        *flag = 0;  // for the next call: no other block touches it again in this one
-      }
-      lab::named_barrier_sync(1 + consumer, 128);
-      const int first = shared_tile * plan.k_tiles;
-      for (int i = first + k_end; i < first + plan.k_tiles;) {
-        const int block = plan.block_holding(i);
-        add_partial(d, partials + (2 * block + consumer) * kSlotFloat4s, thread);
-        i = plan.range_start(block + 1);
-      }
-    }
-    // 6. A whole tile, or a split one now summed: v7's epilogue.
-    int tile_m, tile_n;
-    grouped_tile(tile, plan.tiles_m, plan.tiles_n, tile_m, tile_n);
-    tmastore_epilogue<T>(d, boxes, &map_c, tile_m * Cfg::BM + consumer * 64, tile_n * Cfg::BN, consumer, local_row,
-                         lane, issues_stores);
-  }
-  if (issues_stores) lab::tma_store_wait<0>();
-#else
-  __trap();  // built without sm_90a: the launcher never gets here on the lab's builds (see v5's requirements)
-#endif
-}
-
-cudaError_t launch_matmul_streamk(lab::DType dtype, const void* a, const void* b, void* c, int64_t m, int64_t n,
-                                  int64_t k, float* partials, int* flags, int workspace_blocks, cudaStream_t stream) {
-  // v7's requirements, and a workspace for the grid: one block per SM, all resident at once.
-  const int blocks = lab::sm_count();
-  if (k % 8 != 0 || n % 8 != 0 || !lab::is_aligned16(a) || !lab::is_aligned16(b) || !lab::is_aligned16(c) ||
-      blocks < 1)
-    return launch_matmul_tmastore(dtype, a, b, c, m, n, k, stream);
-  if (blocks > workspace_blocks) return cudaErrorInvalidValue;
-  StreamKPlan plan;
-  if (!plan_streamk(m, n, k, blocks, plan)) return launch_matmul_tmastore(dtype, a, b, c, m, n, k, stream);
-  return lab::dispatch_float_types(dtype, [&](auto tag) {
-    using T = decltype(tag);
-    if constexpr (std::is_same_v<T, float>) {
-      return cudaErrorInvalidValue;  // the binding rejects fp32 with a message first
-    } else {
-      using Cfg = TmaStoreTile;
-      CUtensorMap map_a, map_b, map_c;
-      if (!encode_tensor_map(&map_a, static_cast<const T*>(a), m, k, Cfg::BM) ||
-          !encode_tensor_map(&map_b, static_cast<const T*>(b), k, n, Cfg::BK) ||
-          !encode_tensor_map(&map_c, static_cast<const T*>(c), m, n, 64))
-        return cudaErrorInvalidValue;
-      cudaError_t err = cudaFuncSetAttribute(matmul_streamk_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                             Cfg::kSmemBytes);
-      if (err != cudaSuccess) return err;
-      // Cooperative: every block resident at once (an owner waits for blocks after it), or no launch at all.
-      cudaLaunchConfig_t config = {};
-      config.gridDim = dim3(blocks);
-      config.blockDim = dim3(Cfg::kThreads);
-      config.dynamicSmemBytes = Cfg::kSmemBytes;
-      config.stream = stream;
-      cudaLaunchAttribute attribute;
-      attribute.id = cudaLaunchAttributeCooperative;
-      attribute.val.cooperative = 1;
-      config.attrs = &attribute;
-      config.numAttrs = 1;
-      return cudaLaunchKernelEx(&config, matmul_streamk_kernel<T>, map_a, map_b, map_c, plan,
-                                reinterpret_cast<float4*>(partials), flags);
-    }
-  });
-}
-
 #else  // host half: the torch binding
-
-#include <ATen/ops/zeros.h>
-
-#include <map>
-#include <mutex>
-#include <utility>
 
 #include "lab_torch.h"
 
@@ -1299,12 +1019,10 @@ using MatmulLauncher = cudaError_t (*)(lab::DType, const void* a, const void* b,
 // v7), or fp32 only (v6, the fp32 path's last step).
 enum class MatmulTypes { any, tensor_cores, fp32 };
 
-// The checks every row shares. `name` ("matmul:mma") starts every message. `launch`: a MatmulLauncher, or a
-// callable with its arguments (v8's, which allocates the workspace first).
+// The checks every row shares. `name` ("matmul:mma") starts every message.
 // Messages go through LAB_CHECK, which assembles them as text (see lab_torch.h for why).
-template <typename Launch = MatmulLauncher>
-at::Tensor run_matmul(const at::Tensor& a, const at::Tensor& b, const char* name, const char* impl, Launch launch,
-                      MatmulTypes types = MatmulTypes::any) {
+at::Tensor run_matmul(const at::Tensor& a, const at::Tensor& b, const char* name, const char* impl,
+                      MatmulLauncher launch, MatmulTypes types = MatmulTypes::any) {
   lab::check_cuda_input(a, name, "a");
   lab::check_cuda_input(b, name, "b");
   LAB_CHECK(a.dim() == 2, name, ": a has ", a.dim(), " dimensions (sizes ", a.sizes(), "); expected a 2-D M×K matrix");
@@ -1374,32 +1092,6 @@ at::Tensor matmul_tmastore(const at::Tensor& a, const at::Tensor& b) {
   return run_matmul(a, b, "matmul:tmastore", "tmastore", launch_matmul_tmastore, MatmulTypes::tensor_cores);
 }
 
-// v8's flags: zero between calls (each call's owners reset those they waited on), so allocated once per device and
-// stream, and never freed (a static tensor would be destroyed after the CUDA context at exit). Two calls on one
-// stream run one after the other; calls on different streams get different flags.
-int* streamk_flags(const at::Tensor& like, cudaStream_t stream, int64_t count) {
-  static std::mutex mutex;
-  static auto* by_stream = new std::map<std::pair<int, cudaStream_t>, at::Tensor>();
-  std::lock_guard<std::mutex> lock(mutex);
-  at::Tensor& flags = (*by_stream)[{like.get_device(), stream}];
-  if (!flags.defined() || flags.numel() < count) flags = at::zeros({count}, like.options().dtype(at::kInt));
-  return flags.mutable_data_ptr<int>();
-}
-
-at::Tensor matmul_streamk(const at::Tensor& a, const at::Tensor& b) {
-  check_hopper(a, "matmul:streamk");
-  auto launch = [&a](lab::DType dtype, const void* pa, const void* pb, void* pc, int64_t m, int64_t n, int64_t k,
-                     cudaStream_t stream) {
-    int sms = 0;
-    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, a.get_device());
-    // Slots for every block of the grid: freed when this returns, reused only by work queued after the kernel.
-    const at::Tensor partials = at::empty({sms * kStreamKSlotFloats}, a.options().dtype(at::kFloat));
-    int* flags = streamk_flags(a, stream, sms * kStreamKFlagsPerBlock);
-    return launch_matmul_streamk(dtype, pa, pb, pc, m, n, k, partials.data_ptr<float>(), flags, sms, stream);
-  };
-  return run_matmul(a, b, "matmul:streamk", "streamk", launch, MatmulTypes::tensor_cores);
-}
-
 TORCH_LIBRARY(lab_matmul, m) {
   m.def("naive(Tensor a, Tensor b) -> Tensor");
   m.def("smem(Tensor a, Tensor b) -> Tensor");
@@ -1408,7 +1100,6 @@ TORCH_LIBRARY(lab_matmul, m) {
   m.def("wgmma(Tensor a, Tensor b) -> Tensor");
   m.def("warptile(Tensor a, Tensor b) -> Tensor");
   m.def("tmastore(Tensor a, Tensor b) -> Tensor");
-  m.def("streamk(Tensor a, Tensor b) -> Tensor");
 }
 
 TORCH_LIBRARY_IMPL(lab_matmul, CUDA, m) {
@@ -1419,7 +1110,6 @@ TORCH_LIBRARY_IMPL(lab_matmul, CUDA, m) {
   m.impl("wgmma", &matmul_wgmma);
   m.impl("warptile", &matmul_warptile);
   m.impl("tmastore", &matmul_tmastore);
-  m.impl("streamk", &matmul_streamk);
 }
 
 #endif

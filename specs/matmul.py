@@ -180,11 +180,10 @@ OP = Op(
     # The tensor-core kernels multiply fp16/bf16 only (fp32 would mean TF32); they refuse fp32 with a message.
     # cuda:warptile is the fp32 path's last step (fp16/bf16 have the tensor cores) and refuses fp16/bf16 likewise.
     unsupported_dtypes={"cuda:mma": (torch.float32,), "cuda:wgmma": (torch.float32,),
-                        "cuda:tmastore": (torch.float32,), "cuda:streamk": (torch.float32,),
-                        "triton:persistent": (torch.float32,),
+                        "cuda:tmastore": (torch.float32,), "triton:persistent": (torch.float32,),
                         "cuda:warptile": (torch.float16, torch.bfloat16)},
     # wgmma, setmaxnreg and the sm_90a build exist on Hopper only; elsewhere the row is reported as skipped.
-    requires_capability={"cuda:wgmma": (9, 0), "cuda:tmastore": (9, 0), "cuda:streamk": (9, 0)},
+    requires_capability={"cuda:wgmma": (9, 0), "cuda:tmastore": (9, 0)},
     # A (M×K) has 2^31 + 2,097,152 elements, so a row offset row·K in 32-bit arithmetic would wrap; N = 8 keeps it to
     # 34 GFLOP, milliseconds even for cuda:naive, and M/8 stays within a 65535-block grid dimension.
     index_overflow_shape=(262144, 8, 8200),

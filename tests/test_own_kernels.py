@@ -26,8 +26,6 @@ CASES = [
     ("matmul", "cuda:warptile", "matmul_warptile_kernel", torch.float32, (1000, 1000, 1000)),
     ("matmul", "cuda:tmastore", "matmul_tmastore_kernel", torch.bfloat16, (1000, 1000, 1000)),
     ("matmul", "cuda:tmastore", "matmul_tmastore_kernel", torch.float16, (200, 264, 520)),
-    ("matmul", "cuda:streamk", "matmul_streamk_kernel", torch.bfloat16, (1000, 1000, 1000)),
-    ("matmul", "cuda:streamk", "matmul_streamk_kernel", torch.float16, (4096, 4096, 512)),
     ("softmax", "cuda:cluster", "softmax_cluster_kernel", torch.float32, (32, 262144)),
     ("softmax", "cuda:cluster", "softmax_cluster_kernel", torch.bfloat16, (3, 70001)),
     ("softmax", "triton:packed", "softmax_packed_kernel", torch.bfloat16, (4096, 32768)),
