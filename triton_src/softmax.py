@@ -306,7 +306,9 @@ def tuned(x: torch.Tensor) -> torch.Tensor:
 # (16 warps) this kernel spills at the 32-register cap, four stores and four loads of local memory in the bf16
 # cubin, where the one before it did not; at 32K (32 warps) neither spills. The spill is not what the 16K rows
 # lack: 32 warps at 16K (8 words a thread, no spill, two programs an SM where 16 warps make four) ran them slower
-# on an H200 (results/nvidia-h200/softmax-packed-32-warps/softmax.md against results/nvidia-h200/softmax.md).
+# on an H200 (results/nvidia-h200/softmax-packed-32-warps/softmax.md against results/nvidia-h200/softmax.md). Under
+# ncu at 4096 × 16384 bf16 this kernel and CUDA's are both at three quarters of DRAM bandwidth, this one with twice
+# the warps resident, each waiting twice as long per instruction (results/nvidia-h200/softmax-profile.md).
 # Two rows a program (128 KB, but 52 registers at 32 warps: one program an SM) ran slower than v2 on an H100
 # (results/nvidia-h100-80gb-hbm3/softmax.md at commit 4d97f91): a lone program cannot overlap its load, its
 # reductions and its stores with another program's.
