@@ -6,8 +6,8 @@ Steps (each one a row, triton:<name>; measured figures: results/<gpu>/softmax.md
   v3 online   + longer rows, any length: running max and rescaled sum in one pass, then a pass to write
   v4 tuned    + longer rows too few to fill the GPU: split across programs, a kernel for per-slice (max, sum)
               and one that merges them and writes
-  v5 packed   + fp16/bf16 rows of 16K-32K elements: the rows kept as loaded, two elements to a 32-bit register,
-              and widened in each pass, so two to four programs share an SM where v2's one filled it
+  v5 packed   + fp16/bf16 rows past 16K elements, up to 32K: the rows kept as loaded, two elements to a 32-bit
+              register, and widened in each pass, so two programs share an SM where v2's one filled it
   v6 direct   + every launch without Triton's per-call Python (binding, specialization, autotuner dispatch):
               v5's kernels through triton_src.Launcher, the host's time per call cut, the GPU's work the same
 
@@ -285,9 +285,8 @@ def tuned(x: torch.Tensor) -> torch.Tensor:
 # Here the kernel does what CUDA does by hand: it loads each row as 32-bit words (x viewed as int32: two adjacent
 # elements a word, the first in the low half), keeps the words, and widens the two halves of each word to fp32 in
 # each pass (bf16 is the top half of an fp32; fp16 goes through a 16-bit bitcast). One row a program, 16 words a
-# thread (16 warps at N = 16K, 32 at 32K), at most 32 registers a thread (maxnreg; some compiled variants spill a
-# few bytes a thread: the kernel table of results/<gpu>/softmax.md), so two programs share an SM at 32K and four
-# at 16K: 128 KB of row in flight, as CUDA's v3.
+# thread (32 warps), at most 32 registers a thread (maxnreg; some compiled variants spill a few bytes a thread: the
+# kernel table of results/<gpu>/softmax.md), so two programs share an SM: 128 KB of row in flight, as CUDA's v3.
 # The compiler would undo it: it computes the widened values once and keeps them for every later pass, which is the
 # register cost avoided here. So each pass reads words that the compiler cannot prove equal to the first pass's:
 # tl.where(m == m, w, 0) after the max, tl.where(s > 0, w, 0) after the sum. Both are w itself (m is NaN only for a
@@ -302,13 +301,14 @@ def tuned(x: torch.Tensor) -> torch.Tensor:
 # where a multiply by 1/s followed), and rounds and packs each pair with one cvt.rn.bf16x2.f32 (f16x2), where
 # Triton's casts convert the halves one by one and pack them with integer instructions: 616 to 568 SASS
 # instructions at N = 32K bf16 (Triton 3.6, sm_90). On an H200 that bought the 32K rows a little and cost the 16K
-# rows more (results/nvidia-h200/softmax.md at commit a43cc19 against 3f31f3b, in the file's git history). At 16K
-# (16 warps) this kernel spills at the 32-register cap, four stores and four loads of local memory in the bf16
-# cubin, where the one before it did not; at 32K (32 warps) neither spills. The spill is not what the 16K rows
-# lack: 32 warps at 16K (8 words a thread, no spill, two programs an SM where 16 warps make four) ran them slower
-# on an H200 (results/nvidia-h200/softmax-packed-32-warps/softmax.md against results/nvidia-h200/softmax.md). Under
-# ncu at 4096 × 16384 bf16 this kernel and CUDA's are both at three quarters of DRAM bandwidth, this one with twice
-# the warps resident, each waiting twice as long per instruction (results/nvidia-h200/softmax-profile.md).
+# rows more (results/nvidia-h200/softmax.md at commit a43cc19 against 3f31f3b, in the file's git history).
+# Rows of 16K or fewer elements go to v4: at N = 16K this kernel (16 warps, four programs an SM) ran slower than
+# v4 on an H100 and level with it on an H200, the two rows timed in one run on each (results/<gpu>/softmax.md at
+# 72ccaf8 and ad21dae: the packed and tuned rows). Neither the four words a thread it spilled there at the
+# register cap nor its warps were what it lacked: at 32 warps (8 words a thread, no spill, two programs an SM) it
+# ran those rows slower still on an H200 (results/nvidia-h200/softmax-packed-32-warps/softmax.md), and under ncu
+# at 4096 × 16384 bf16 it and CUDA's kernel were both at three quarters of DRAM bandwidth, this one with twice the
+# warps resident, each waiting twice as long per instruction (results/nvidia-h200/softmax-profile.md).
 # Two rows a program (128 KB, but 52 registers at 32 warps: one program an SM) ran slower than v2 on an H100
 # (results/nvidia-h100-80gb-hbm3/softmax.md at commit 4d97f91): a lone program cannot overlap its load, its
 # reductions and its stores with another program's.
@@ -316,7 +316,7 @@ def tuned(x: torch.Tensor) -> torch.Tensor:
 # inputs whose rows are not whole words go to v4.
 PACKED_WORDS_PER_THREAD = 16
 PACKED_MAX_REGISTERS = 32
-PACKED_MIN_COLS = 16384
+PACKED_MIN_COLS = 16385
 TWO_NEG_INF_WORDS = {torch.float16: -67044352, torch.bfloat16: -8323200}  # 0xFC00FC00, 0xFF80FF80 as int32
 
 
