@@ -8,7 +8,7 @@ Steps (each one a row, triton:<name>; measured figures: results/<gpu>/layernorm.
   v2 fused    + rows of up to 64K elements forward, 32K backward: the row held whole in registers and read once,
               several short rows per program; backward: each program takes a contiguous run of rows and keeps
               its dweight and dbias sums in registers, writing its partial row once
-  v3 prefetch + backward rows of up to 16K: the next row's loads issued before this row is reduced, so loads stay
+  v3 prefetch + backward rows of up to 8K: the next row's loads issued before this row is reduced, so loads stay
               in flight while a program reduces (the forward is v2's)
   v4 split    + backward rows past 16K: a row cut into chunks shared by programs, its sums gathered by a first
               kernel and its dx written by a second (the row read twice; the forward is v2's)
@@ -392,9 +392,13 @@ def fused_backward(dy, x, weight, bias, mean, rstd):
 # stores: while it reduces, nothing of its own is in flight, and with two programs per multiprocessor that leaves
 # HBM idle much of the time. v3 issues the next row's loads of x and dy (kept in the input dtype until used) before
 # this row's reductions, so they travel while this row is reduced. The cost is those two vectors' registers: rows
-# of up to MAX_PREFETCH_COLS (16 values of each vector per thread at 32 warps); longer rows go to v2. The forward
-# is v2's: a forward program reduces a single tile, and the programs resident beside it keep loads in flight.
-MAX_PREFETCH_COLS = 16384
+# of up to MAX_PREFETCH_COLS (at most 16 values of each vector per thread); longer rows go to v2. At 16K (16
+# values a thread at 32 warps, where a thread has 64 registers for the two rows of x and dy and its dweight and
+# dbias sums) this path took 1.5 to 2.3 times v2's time in both norms, every dtype, on the H100 and the H200
+# (results/<gpu>/layernorm-backward.md and rmsnorm-backward.md, the prefetch and fused rows at N = 16384), so it
+# stops at 8K. The forward is v2's: a forward program reduces a single tile, and the programs resident beside it
+# keep loads in flight.
+MAX_PREFETCH_COLS = 8192
 PREFETCH_VALUES = 16
 
 
@@ -418,7 +422,7 @@ def prefetch_backward(dy, x, weight, bias, mean, rstd):
 
 
 # ---- split: a long row's backward shared by several programs. ------------------------------------------------------
-# Past MAX_PREFETCH_COLS the backward's row went to v2 (the row whole in one program, up to 32K: few programs, few
+# Past SPLIT_AFTER_COLS the backward's row went to v2 (the row whole in one program, up to 32K: few programs, few
 # loads in flight) or to v1 (one program per row, each writing a whole partial row for every row it takes: at a few
 # hundred rows of 64K, more partial sums than x, dy and dx together; results/nvidia-h100-80gb-hbm3/
 # layernorm-backward-profile.md). v4 cuts each row into SPLIT_COLS-element chunks, so that programs share a row:
@@ -431,6 +435,7 @@ def prefetch_backward(dy, x, weight, bias, mean, rstd):
 # Each row is read twice, once per kernel: the second launch is the barrier between the row's sums and its dx,
 # since Triton's programs cannot wait for each other. CUDA's v5 keeps one read by passing a row's sums between the
 # blocks of a cluster (cuda_src/layernorm.cu).
+SPLIT_AFTER_COLS = 16384  # v4 takes rows longer than this; shorter ones go to v3 (and past 8K on to v2)
 SPLIT_COLS = 4096
 SPLIT_WARPS = 8  # 16 values of each [SPLIT_COLS] vector per thread
 SPLIT_PROGRAMS_PER_SM = 2
@@ -487,7 +492,7 @@ def split_programs(m: int, chunks: int, device: torch.device) -> tuple[int, int]
 
 def _split_backward(dy, x, weight, bias, mean, rstd, via=as_written):
     m, n = x.shape
-    if n <= MAX_PREFETCH_COLS or not (m and n):
+    if n <= SPLIT_AFTER_COLS or not (m and n):
         return _prefetch_backward(dy, x, weight, bias, mean, rstd, via)
     chunks = triton.cdiv(n, SPLIT_COLS)
     sums = torch.empty((m, chunks, 2), device=x.device, dtype=torch.float32)

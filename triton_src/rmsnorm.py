@@ -7,7 +7,7 @@ Steps (each one a row, triton:<name>; measured figures: results/<gpu>/rmsnorm.md
   v2 fused    + rows of up to 64K elements forward, 32K backward: the row held whole in registers and read once,
               several short rows per program; backward: each program takes a contiguous run of rows and keeps
               its dweight sums in registers, writing its partial row once
-  v3 prefetch + backward rows of up to 16K: the next row's loads issued before this row is reduced, so loads stay
+  v3 prefetch + backward rows of up to 8K: the next row's loads issued before this row is reduced, so loads stay
               in flight while a program reduces (the forward is v2's)
   v4 split    + backward rows past 16K: a row cut into chunks shared by programs, its sum gathered by a first
               kernel and its dx written by a second (the row read twice; the forward is v2's)
@@ -30,8 +30,8 @@ from compare.spec import backward, variant
 from compare.validate import InputError, check_inputs
 from triton_src import as_written
 from triton_src.layernorm import (MAX_FUSED_BACKWARD_COLS, MAX_FUSED_COLS, MAX_PREFETCH_COLS, PREFETCH_VALUES,
-                                  SPLIT_COLS, SPLIT_WARPS, WARP_CONFIGS, fused_backward_programs, fused_tile,
-                                  load_tile, partial_sums, sm_count, split_programs, sum_partials,
+                                  SPLIT_AFTER_COLS, SPLIT_COLS, SPLIT_WARPS, WARP_CONFIGS, fused_backward_programs,
+                                  fused_tile, load_tile, partial_sums, sm_count, split_programs, sum_partials,
                                   warps_worth_trying)
 
 EPS = 1e-6  # the spec's (specs/rmsnorm.py)
@@ -273,7 +273,7 @@ def rmsnorm_split_backward_kernel(dy_ptr, x_ptr, w_ptr, rstd_ptr, sums_ptr, dx_p
 
 def _split_backward(dy, x, weight, rstd, via=as_written):
     m, n = x.shape
-    if n <= MAX_PREFETCH_COLS or not (m and n):
+    if n <= SPLIT_AFTER_COLS or not (m and n):
         return _prefetch_backward(dy, x, weight, rstd, via)
     chunks = triton.cdiv(n, SPLIT_COLS)
     sums = torch.empty((m, chunks), device=x.device, dtype=torch.float32)
