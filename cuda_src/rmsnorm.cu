@@ -23,7 +23,8 @@
 //               packets a thread, so that it fits in 64 registers and two blocks share a multiprocessor: one block's
 //               loads in flight while the other reduces (the forward is v5's)
 //   v7 prefetch  + v5's cluster rows with the next row's packets loaded while this row's sum crosses the cluster
-//               and its dx is written: loads in flight across the cluster barrier (the forward is v5's)
+//               and its dx is written: loads in flight across the cluster barrier, in clusters of more than two
+//               blocks (the forward is v5's)
 //
 // The forward saves rstd (fp32, M) for the backward. Each step adds a path for the rows it is good at and hands
 // every other shape to the step before (its launcher's first line), so every row runs every shape: rows longer than
@@ -683,7 +684,8 @@ cudaError_t launch_rmsnorm_occupancy_backward(lab::DType dtype, const void* dy, 
 
 // ---- v7 prefetch: v5's cluster rows with the next row's loads in flight across the cluster barrier. ---------
 // layernorm.cu's v7, for one sum a row: the next row's packets and rstd are issued between the halves of the
-// cluster barrier, into a second set of registers. Rows v5 does not take go to v6.
+// cluster barrier, into a second set of registers. Rows v5 does not take go to v6, and clusters of two blocks keep
+// v5's kernel (layernorm.cu's v7 says why).
 template <typename T, int kPacks>
 __global__ void __launch_bounds__(kVecBackwardThreads) rmsnorm_prefetch_backward_kernel(
     const T* __restrict__ dy, const T* __restrict__ x, const T* __restrict__ w, const float* __restrict__ rstd,
@@ -698,8 +700,9 @@ cudaError_t launch_cluster_rows(const BackwardCall<T>& c, Fallback fallback) {
     return fallback();
   return lab::with_cluster_shape<kClusterMaxPacks<T>>(packets, kVecBackwardThreads, [&](auto packs, int blocks) {
     constexpr int kPacks = decltype(packs)::value;
-    const auto kernel = kPrefetch ? rmsnorm_prefetch_backward_kernel<T, kPacks>
-                                  : rmsnorm_cluster_backward_kernel<T, kPacks>;
+    // v7 keeps v5's kernel for clusters of two blocks (fp32 rows of 8K-16K elements): see v7's comment above.
+    const auto kernel = kPrefetch && blocks > 2 ? rmsnorm_prefetch_backward_kernel<T, kPacks>
+                                                : rmsnorm_cluster_backward_kernel<T, kPacks>;
     return lab::launch_in_clusters<1>(kernel, c, kVecBackwardThreads, blocks, fallback, c.dy, c.x, c.w, c.rstd, c.dx);
   });
 }
