@@ -320,6 +320,12 @@ cudaError_t launch_in_clusters(Kernel kernel, const Call& c, int threads, int bl
   return sum_partials(c.workspace, clusters, c.cols, c.grads(), c.stream);
 }
 
+// Whether the norms' v7 (prefetch) backward runs its own kernel on a cluster of `blocks`, or keeps v5's. On clusters
+// of two blocks (fp32 rows of 8K-16K elements, four packets a thread) v7 ran 5-9% behind v5 in both norms on the
+// H100 and the H200 (results/<gpu>/layernorm-backward.md and rmsnorm-backward.md: H100 at a43cc19, H200 at 02ae7ed;
+// not profiled); on larger clusters it is level or ahead.
+inline bool prefetch_pays(int blocks) { return blocks > 2; }
+
 // v5's shape for a row of `packets`: `blocks` per cluster (cluster_blocks) of `threads` threads, each holding the
 // fewest packets (a power of two up to kMaxPacks) that hold the row; calls launch(packs, blocks) with packs a
 // std::integral_constant.

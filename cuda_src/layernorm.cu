@@ -769,9 +769,8 @@ cudaError_t launch_layernorm_occupancy_backward(lab::DType dtype, const void* dy
 // between its halves, into a second set of registers, so the next row's bytes come in while this one finishes.
 // The same idea as Triton's prefetch step (triton_src/layernorm.py), for rows a cluster holds. Rows v5 does not
 // take go to v6. What it bought, against v5 in the same run (results/nvidia-h100-80gb-hbm3/norm-backward-prefetch/,
-// both norms): the rows at N = 32K and 64K, fp16/bf16 most. At fp32 N = 16K (a cluster of two blocks of four
-// packets a thread) it ran 5-9% behind v5 in both norms on both GPUs (results/<gpu>/layernorm-backward.md and
-// rmsnorm-backward.md: H100 at a43cc19, H200 at 02ae7ed; not profiled), so clusters of two blocks keep v5's kernel.
+// both norms): the rows at N = 32K and 64K, fp16/bf16 most. Clusters of two blocks keep v5's kernel
+// (lab::prefetch_pays says why).
 template <typename T, int kPacks>
 __global__ void __launch_bounds__(kVecBackwardThreads) layernorm_prefetch_backward_kernel(
     const T* __restrict__ dy, const T* __restrict__ x, const T* __restrict__ w, const float* __restrict__ mean,
@@ -787,9 +786,8 @@ cudaError_t launch_cluster_rows(const BackwardCall<T>& c, Fallback fallback) {
     return fallback();
   return lab::with_cluster_shape<kClusterMaxPacks<T>>(packets, kVecBackwardThreads, [&](auto packs, int blocks) {
     constexpr int kPacks = decltype(packs)::value;
-    // v7 keeps v5's kernel for clusters of two blocks (fp32 rows of 8K-16K elements): see v7's comment above.
-    const auto kernel = kPrefetch && blocks > 2 ? layernorm_prefetch_backward_kernel<T, kPacks>
-                                                : layernorm_cluster_backward_kernel<T, kPacks>;
+    const auto kernel = kPrefetch && lab::prefetch_pays(blocks) ? layernorm_prefetch_backward_kernel<T, kPacks>
+                                                                : layernorm_cluster_backward_kernel<T, kPacks>;
     return lab::launch_in_clusters<2>(kernel, c, kVecBackwardThreads, blocks, fallback, c.dy, c.x, c.w, c.mean, c.rstd,
                                       c.dx);
   });

@@ -685,7 +685,7 @@ cudaError_t launch_rmsnorm_occupancy_backward(lab::DType dtype, const void* dy, 
 // ---- v7 prefetch: v5's cluster rows with the next row's loads in flight across the cluster barrier. ---------
 // layernorm.cu's v7, for one sum a row: the next row's packets and rstd are issued between the halves of the
 // cluster barrier, into a second set of registers. Rows v5 does not take go to v6, and clusters of two blocks keep
-// v5's kernel (layernorm.cu's v7 says why).
+// v5's kernel (lab::prefetch_pays says why).
 template <typename T, int kPacks>
 __global__ void __launch_bounds__(kVecBackwardThreads) rmsnorm_prefetch_backward_kernel(
     const T* __restrict__ dy, const T* __restrict__ x, const T* __restrict__ w, const float* __restrict__ rstd,
@@ -700,9 +700,8 @@ cudaError_t launch_cluster_rows(const BackwardCall<T>& c, Fallback fallback) {
     return fallback();
   return lab::with_cluster_shape<kClusterMaxPacks<T>>(packets, kVecBackwardThreads, [&](auto packs, int blocks) {
     constexpr int kPacks = decltype(packs)::value;
-    // v7 keeps v5's kernel for clusters of two blocks (fp32 rows of 8K-16K elements): see v7's comment above.
-    const auto kernel = kPrefetch && blocks > 2 ? rmsnorm_prefetch_backward_kernel<T, kPacks>
-                                                : rmsnorm_cluster_backward_kernel<T, kPacks>;
+    const auto kernel = kPrefetch && lab::prefetch_pays(blocks) ? rmsnorm_prefetch_backward_kernel<T, kPacks>
+                                                                : rmsnorm_cluster_backward_kernel<T, kPacks>;
     return lab::launch_in_clusters<1>(kernel, c, kVecBackwardThreads, blocks, fallback, c.dy, c.x, c.w, c.rstd, c.dx);
   });
 }

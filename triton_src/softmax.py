@@ -316,7 +316,7 @@ def tuned(x: torch.Tensor) -> torch.Tensor:
 # inputs whose rows are not whole words go to v4.
 PACKED_WORDS_PER_THREAD = 16
 PACKED_MAX_REGISTERS = 32
-PACKED_MIN_COLS = 16385
+PACKED_AFTER_COLS = 16384  # v5 takes rows longer than this (up to MAX_CACHED_COLS); shorter ones go to v4
 TWO_NEG_INF_WORDS = {torch.float16: -67044352, torch.bfloat16: -8323200}  # 0xFC00FC00, 0xFF80FF80 as int32
 
 
@@ -371,7 +371,7 @@ def softmax_packed_kernel(w_ptr, z_ptr, n_rows, n_words, ROWS: tl.constexpr, WOR
 
 def _takes_packed(x: torch.Tensor) -> bool:
     n_rows, n_cols = x.shape
-    return (x.dtype in TWO_NEG_INF_WORDS and PACKED_MIN_COLS <= n_cols <= MAX_CACHED_COLS and n_cols % 2 == 0
+    return (x.dtype in TWO_NEG_INF_WORDS and PACKED_AFTER_COLS < n_cols <= MAX_CACHED_COLS and n_cols % 2 == 0
             and x.is_contiguous() and x.storage_offset() % 2 == 0 and n_rows > 0)
 
 
