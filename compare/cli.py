@@ -23,8 +23,8 @@ projects that the op's spec names as peers (rows peer:<name>, skipped where not 
 For each implementation of the op: check it against a float64 reference (several shapes and dtypes, fresh random
 inputs, outputs poisoned with NaN), time it against the device's measured ceiling, count its lines, report its
 build time and register/shared-memory use, and capture the code torch.compile generates. Tables go to the terminal;
-results/<gpu>/<op>.md, .csv, .json, .checks.csv (every check case), .png and the captured inductor code go to
-files.
+results/<gpu>/<op>.md, .csv, .json, .checks.csv.gz (every check case), .png and the captured inductor code go
+to files.
 
 Without a GPU, Triton kernels run on the CPU through Triton's interpreter at small sizes (float32, float16), CUDA
 sources are compiled (not run) if nvcc is present, lines are counted, and the rest is marked "needs GPU".

@@ -1,5 +1,5 @@
-"""Tables in the terminal and the result files: <op>.md (for people), <op>.csv, <op>.json and <op>.checks.csv (every
-check case) for programs, a PNG plot of throughput against size, and the captured torch.compile code. Every file is
+"""Tables in the terminal and the result files: <op>.md (for people), <op>.csv, <op>.json and <op>.checks.csv.gz
+(every check case) for programs, a PNG plot of throughput against size, and the captured torch.compile code. Every file is
 written to a temporary name and renamed into place, so an interrupted run leaves the previous results whole.
 
 The terminal's report and the md are one list of sections (sections), built once from the result and rendered by
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import gzip
 import io
 import json
 import os
@@ -493,7 +494,9 @@ def to_json(result: OpResult, command: str) -> dict:
 
 # Every check case of a run, a line each (a run of an op with a backward judges thousands), beside the json, which
 # gives their count. The columns are CheckResult's fields; a tuple is written space-separated, None as an empty cell.
-CHECKS_FILE = "{op}.checks.csv"
+# Compressed (gzip, a fourth of the size; zcat or pandas.read_csv read it): the committed results travel with every
+# working tree sent to a GPU machine, and these files were half of their bytes.
+CHECKS_FILE = "{op}.checks.csv.gz"
 CHECK_FIELDS = [f.name for f in dataclasses.fields(CheckResult)]
 _CHECK_TYPES = {f.name: f.type for f in dataclasses.fields(CheckResult)}  # the annotations, as text: "float | None"
 
@@ -509,8 +512,14 @@ def checks_csv(checks: list[CheckResult]) -> str:
     return out.getvalue()
 
 
+def checks_gzip(checks: list[CheckResult]) -> bytes:
+    """checks_csv compressed, with no timestamp in the header: the same cases give the same bytes."""
+    return gzip.compress(checks_csv(checks).encode(), compresslevel=9, mtime=0)
+
+
 def read_checks(path: Path) -> list[dict]:
-    """The check cases of an <op>.checks.csv, each a dict of CheckResult's fields with their types back."""
+    """The check cases of an <op>.checks.csv.gz (or an uncompressed <op>.checks.csv, as results written before the
+    files were compressed), each a dict of CheckResult's fields with their types back."""
     def value(name, text):
         kind = _CHECK_TYPES[name].split(" | ")[0]
         if kind == "bool":
@@ -521,7 +530,8 @@ def read_checks(path: Path) -> list[dict]:
             return None if text == "" else int(text) if kind == "int" else float(text)
         return text
 
-    with open(path, newline="") as f:
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "rt", newline="") as f:
         return [{name: value(name, text) for name, text in row.items()} for row in csv.DictReader(f)]
 
 
@@ -613,7 +623,7 @@ def write_files(result: OpResult, out_dir: Path, command: str) -> dict[str, Path
     written["csv"] = out_dir / f"{result.op}.csv"
     write_atomic(written["csv"], to_csv(result))
     written["checks"] = out_dir / CHECKS_FILE.format(op=result.op)
-    write_atomic(written["checks"], checks_csv(result.checks))
+    write_atomic(written["checks"], checks_gzip(result.checks))
     written["md"] = out_dir / f"{result.op}.md"
     write_atomic(written["md"], markdown(result, files))
     return written

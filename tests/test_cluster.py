@@ -58,7 +58,7 @@ def test_a_comparison_through_the_cluster_writes_the_merged_report(head, tmp_pat
     lanes = data["env"]["lanes"]
     assert len(lanes) == 2 and all("torch:eager" in lane["rows"] for lane in lanes)  # a row per declared GPU
     assert sorted(r for lane in lanes for r in lane["rows"] if r != "torch:eager") == ["triton:basic", "triton:tuned"]
-    cases = report.read_checks(out / "gelu.checks.csv")
+    cases = report.read_checks(out / "gelu.checks.csv.gz")
     checked = {c["impl"] for c in cases}
     assert checked == {"triton:basic", "triton:tuned", "torch:eager"}
     assert sum(c["impl"] == "torch:eager" for c in cases) == len(

@@ -176,7 +176,7 @@ def test_an_installed_peer_is_checked_in_its_worker_and_a_wrong_one_fails(tmp_pa
     assert {impl: r["status"] for impl, r in rows.items()} == {
         "peer:right": "ok", "peer:wrong": "FAIL", "peer:absent": "skipped", "torch:eager": "ok"}, log
     assert rows["peer:absent"]["message"] == ABSENT
-    cases = report.read_checks(out / "gelu.checks.csv")
+    cases = report.read_checks(out / "gelu.checks.csv.gz")
     checked = [c for c in cases if c["impl"] == "peer:right"]
     assert checked and all(c["ok"] for c in checked) and {c["dtype"] for c in checked} == {"float32", "float16"}
     assert any(not c["ok"] for c in cases if c["impl"] == "peer:wrong")

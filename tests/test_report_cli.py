@@ -29,9 +29,9 @@ def test_report_files_are_written_whole(gelu_result, tmp_path):
     for key in ("op", "env", "ceilings", "checks", "timings", "loc", "build"):
         assert key in data
     assert {"gpu", "torch", "triton", "git_revision", "timing_method"} <= set(data["env"])
-    assert data["checks"] == {"file": "gelu.checks.csv", "cases": len(gelu_result.checks),
+    assert data["checks"] == {"file": "gelu.checks.csv.gz", "cases": len(gelu_result.checks),
                               "failed": sum(not c.ok for c in gelu_result.checks)}
-    cases = report.read_checks(tmp_path / "gelu.checks.csv")
+    cases = report.read_checks(tmp_path / "gelu.checks.csv.gz")
     assert {"impl", "dtype", "shape", "max_abs_err", "max_rel_err", "atol", "rtol", "ok"} <= set(cases[0])
     assert cases == [dict(dataclasses.asdict(c), seeds=tuple(c.seeds)) for c in gelu_result.checks]
     assert "| impl" in (tmp_path / "gelu.md").read_text()
@@ -47,6 +47,10 @@ def test_check_cases_read_back_as_they_were_written(tmp_path):
     path = tmp_path / "x.checks.csv"
     path.write_text(report.checks_csv(cases))
     assert report.read_checks(path) == [dataclasses.asdict(c) for c in cases]
+    packed = tmp_path / "x.checks.csv.gz"  # as the runs write them
+    packed.write_bytes(report.checks_gzip(cases))
+    assert report.read_checks(packed) == [dataclasses.asdict(c) for c in cases]
+    assert packed.read_bytes()[4:8] == bytes(4)  # no timestamp: the same cases, the same bytes
 
 
 def test_atomic_write_keeps_the_old_file_when_writing_fails(tmp_path):
