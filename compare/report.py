@@ -1,6 +1,6 @@
 """Tables in the terminal and the result files: <op>.md (for people), <op>.csv, <op>.json and <op>.checks.csv.gz
-(every check case) for programs, a PNG plot of throughput against size, and the captured torch.compile code. Every file is
-written to a temporary name and renamed into place, so an interrupted run leaves the previous results whole.
+(every check case) for programs, a PNG plot of throughput against size, and the captured torch.compile code. Every
+file is written to a temporary name and renamed into place, so an interrupted run leaves the previous results whole.
 
 The terminal's report and the md are one list of sections (sections), built once from the result and rendered by
 print_terminal and markdown; what only one of them shows (the md's prose, the terminal's --show inductor code) is a
@@ -494,8 +494,8 @@ def to_json(result: OpResult, command: str) -> dict:
 
 # Every check case of a run, a line each (a run of an op with a backward judges thousands), beside the json, which
 # gives their count. The columns are CheckResult's fields; a tuple is written space-separated, None as an empty cell.
-# Compressed (gzip, a fourth of the size; zcat or pandas.read_csv read it): the committed results travel with every
-# working tree sent to a GPU machine, and these files were half of their bytes.
+# Compressed (gzip; zcat or pandas.read_csv read it): the committed results travel with every working tree sent to a
+# GPU machine, whose size is capped, and these files were half of their bytes.
 CHECKS_FILE = "{op}.checks.csv.gz"
 CHECK_FIELDS = [f.name for f in dataclasses.fields(CheckResult)]
 _CHECK_TYPES = {f.name: f.type for f in dataclasses.fields(CheckResult)}  # the annotations, as text: "float | None"

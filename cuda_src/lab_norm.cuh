@@ -321,10 +321,10 @@ cudaError_t launch_in_clusters(Kernel kernel, const Call& c, int threads, int bl
 }
 
 // Whether the norms' v7 (prefetch) backward runs its own kernel on a cluster of `blocks`, or keeps v5's. On clusters
-// of two blocks (fp32 rows of 8K-16K elements, four packets a thread) v7 ran 5-9% behind v5 in both norms on the
-// H100 and the H200 (results/<gpu>/layernorm-backward.md and rmsnorm-backward.md: H100 at a43cc19, H200 at 02ae7ed
-// in the file's history; not profiled), and with this rule the two are level there (H200 at a430eec); on larger
-// clusters v7's own kernel is level or ahead.
+// of two blocks (fp32 rows of 8K-16K elements, four packets a thread) v7's kernel ran behind v5's in both norms on
+// the H100 and the H200 (results/<gpu>/layernorm-backward.md and rmsnorm-backward.md: H100 at a43cc19, H200 at
+// 02ae7ed in the file's history; not profiled), and with this rule the two are level there (H200 at a430eec); on
+// larger clusters v7's own kernel is level or ahead.
 inline bool prefetch_pays(int blocks) { return blocks > 2; }
 
 // v5's shape for a row of `packets`: `blocks` per cluster (cluster_blocks) of `threads` threads, each holding the

@@ -394,10 +394,11 @@ def fused_backward(dy, x, weight, bias, mean, rstd):
 # this row's reductions, so they travel while this row is reduced. The cost is those two vectors' registers: rows
 # of up to MAX_PREFETCH_COLS (at most 16 values of each vector per thread); longer rows go to v2. At 16K (16
 # values a thread at 32 warps, where a thread has 64 registers for the two rows of x and dy and its dweight and
-# dbias sums) this path took 1.5 to 2.3 times v2's time in both norms, every dtype, on the H100 and the H200
+# dbias sums) this path took longer than v2 in both norms, every dtype, on the H100 and the H200
 # (results/<gpu>/layernorm-backward.md and rmsnorm-backward.md, the prefetch and fused rows at N = 16384: H100 at
-# a43cc19, H200 at 02ae7ed in the file's history), so it stops at 8K (level with v2 there since: H200 at a430eec). The forward is v2's: a forward program reduces a single tile, and the programs resident beside it
-# keep loads in flight.
+# a43cc19, H200 at 02ae7ed in the file's history), so it stops at 8K (level with v2 there since: H200 at a430eec).
+# The forward is v2's: a forward program reduces a single tile, and the programs resident beside it keep loads in
+# flight.
 MAX_PREFETCH_COLS = 8192
 PREFETCH_VALUES = 16
 
