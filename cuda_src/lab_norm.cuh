@@ -49,10 +49,15 @@ struct GradOutputs {
   T* grad[kGrads];  // dweight (, dbias): N each
 };
 
-// A 32-column tile per block, its parts split over 8 rows of threads (each sums every 8th part, in order), the 8
-// sums then added by the first row: 32 consecutive floats per load, 8 loads in flight per column.
+// A 32-column tile per block, its parts split over 32 rows of threads (each sums every 32nd part, in order), the 32
+// sums then added by the first row: 32 consecutive floats per load. The kernel waits on memory, not arithmetic: with
+// 8 rows of threads, each thread's loads came four at a time (the compiler's unrolling, in the PTX), so a sum over
+// a wave's parts (two blocks an SM for v6) waited on about nine round trips to memory in a row, using a small part
+// of the DRAM bandwidth (ncu: results/nvidia-h200/norm-backward-profile.md). Each thread now issues kSumBatch loads
+// before it adds any of them: the same sum in one or two round trips.
 constexpr int kSumCols = 32;
-constexpr int kSumSlices = 8;
+constexpr int kSumSlices = 32;
+constexpr int kSumBatch = 8;
 
 template <typename T, int kGrads>
 __global__ void __launch_bounds__(kSumCols * kSumSlices) sum_partials_kernel(const float* __restrict__ partials,
@@ -63,8 +68,17 @@ __global__ void __launch_bounds__(kSumCols * kSumSlices) sum_partials_kernel(con
   const int64_t col = static_cast<int64_t>(blockIdx.x) * kSumCols + threadIdx.x;
   const float* column = partials + g * parts * cols + col;
   float s = 0.0f;
-  if (col < cols)
-    for (int64_t p = threadIdx.y; p < parts; p += kSumSlices) s += column[p * cols];
+  if (col < cols) {
+    int64_t p = threadIdx.y;
+    for (; p + (kSumBatch - 1) * kSumSlices < parts; p += kSumBatch * kSumSlices) {
+      float v[kSumBatch];
+#pragma unroll
+      for (int j = 0; j < kSumBatch; ++j) v[j] = column[(p + j * kSumSlices) * cols];  // all issued first
+#pragma unroll
+      for (int j = 0; j < kSumBatch; ++j) s += v[j];  // then added in order
+    }
+    for (; p < parts; p += kSumSlices) s += column[p * cols];
+  }
   slice_sums[threadIdx.y][threadIdx.x] = s;
   __syncthreads();
   if (threadIdx.y != 0 || col >= cols) return;
