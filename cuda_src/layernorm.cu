@@ -23,9 +23,9 @@
 //   v6 occupancy  + v4's backward rows of up to 4096 elements with fewer packets a thread (one in fp16/bf16, two
 //               in fp32), so that it fits in 64 registers and two blocks share a multiprocessor: one block's loads
 //               in flight while the other reduces (the forward is v5's)
-//   v7 prefetch  + v5's cluster rows with the next row's packets loaded while this row's sums cross the cluster
-//               and its dx is written: loads in flight across the cluster barrier, in clusters of more than two
-//               blocks (the forward is v5's)
+//   v7 prefetch  + the next row's packets loaded while this row's sums are reduced and its dx written: v5's
+//               cluster rows (loads in flight across the cluster barrier, in clusters of more than two blocks) and
+//               v6's rows of one packet a thread (the forward is v5's)
 //
 // The forward saves mean and rstd (fp32, M each) for the backward. Each step adds a path for the rows it is good at
 // and hands every other shape to the step before (its launcher's first line), so every row runs every shape: rows
@@ -448,7 +448,8 @@ constexpr int kVecBackwardMaxPacks = 4;
 constexpr int64_t kVecWarpBackwardPackets = 32 * kVecBackwardMaxPacks;                          // v3 backward
 constexpr int64_t kBlockMaxBackwardPackets = int64_t{kVecBackwardThreads} * kVecBackwardMaxPacks;  // v4 backward
 
-template <typename T, int kPacks>
+// v3/v4/v6's body, and v7's on v6's rows (kPrefetch: the next row's loads issued before this row's sums).
+template <typename T, int kPacks, bool kPrefetch = false>
 __device__ __forceinline__ void vec_backward_rows(const T* __restrict__ dy, const T* __restrict__ x,
                                                   const T* __restrict__ w, const float* __restrict__ mean,
                                                   const float* __restrict__ rstd, T* __restrict__ dx,
@@ -457,15 +458,33 @@ __device__ __forceinline__ void vec_backward_rows(const T* __restrict__ dy, cons
   using Rows = lab::RowSlots;
   const int rank = Rows::rank(), size = Rows::size();
   float acc[2][kPacks][kVec] = {};  // Σ dy·x̂ (dw) and Σ dy (db) of this thread's columns over its rows
+  lab::RowWords<T, kPacks> x_next, g_next;  // v7: the next row's packets, mean and rstd, loaded ahead
+  float mu_next = 0.0f, rs_next = 0.0f;
+  // The packets, mean and rstd of `row`, this thread's; an inactive slot (past the last row) holds zeros: it adds 0
+  // to every sum.
+  const auto load_slot = [&](int64_t row, lab::RowWords<T, kPacks>& xr, lab::RowWords<T, kPacks>& gr, float& m,
+                             float& r) {
+    const bool active = row < rows;
+    const int64_t offset = active ? row * cols : 0;
+    const int held = active ? cols : 0;
+    xr.load(x + offset, rank, size, held, vec);
+    gr.load(dy + offset, rank, size, held, vec);
+    m = active ? mean[row] : 0.0f;
+    r = active ? rstd[row] : 0.0f;
+  };
+  if (kPrefetch) load_slot(Rows::first() + threadIdx.y, x_next, g_next, mu_next, rs_next);
   for (int64_t base = Rows::first(); base < rows; base += Rows::step()) {
     const int64_t row = base + threadIdx.y;
     const bool active = row < rows;
     const int64_t offset = active ? row * cols : 0;
-    const int held = active ? cols : 0;  // an inactive slot holds zeros: it adds 0 to every sum
+    const int held = active ? cols : 0;
     lab::RowWords<T, kPacks> xs, gs;
-    xs.load(x + offset, rank, size, held, vec);
-    gs.load(dy + offset, rank, size, held, vec);
-    const float mu = active ? mean[row] : 0.0f, rs = active ? rstd[row] : 0.0f;
+    float mu, rs;
+    if (kPrefetch) {
+      xs = x_next, gs = g_next, mu = mu_next, rs = rs_next;
+    } else {
+      load_slot(row, xs, gs, mu, rs);  // v3/v4/v6: a row's loads at its start, waited for by its sums
+    }
     float2 s = make_float2(0.0f, 0.0f);  // Σ w·dy·x̂, Σ w·dy over the row
 #pragma unroll
     for (int i = 0; i < kPacks; ++i) {
@@ -480,6 +499,8 @@ __device__ __forceinline__ void vec_backward_rows(const T* __restrict__ dy, cons
         acc[1][i][k] += d;
       }
     }
+    // v7: the next rows' loads, in flight across this row's reduction (its barriers) and its dx.
+    if (kPrefetch && base + Rows::step() < rows) load_slot(row + Rows::step(), x_next, g_next, mu_next, rs_next);
     s = lab::row_sum<kVecBackwardThreads>(s);
     if (!active) continue;
     const float c_xhat = s.x / static_cast<float>(cols), c_mean = s.y / static_cast<float>(cols);
@@ -742,17 +763,34 @@ __global__ void __launch_bounds__(kVecBackwardThreads, 2) layernorm_occupancy_ba
   vec_backward_rows<T, kPacks>(dy, x, w, mean, rstd, dx, partials, rows, cols, vec);
 }
 
-template <typename T>
+// v7's kernel on v6's rows (defined with v7, below).
+template <typename T, int kPacks>
+__global__ void __launch_bounds__(kVecBackwardThreads, 2) layernorm_prefetch_block_backward_kernel(
+    const T* __restrict__ dy, const T* __restrict__ x, const T* __restrict__ w, const float* __restrict__ mean,
+    const float* __restrict__ rstd, T* __restrict__ dx, float* __restrict__ partials, int64_t rows, int cols,
+    bool vec);
+
+// v7's kernel holds a second set of packets: in 64 registers without spilling (ptxas), one packet a thread in every
+// dtype (two fp32 packets spill).
+constexpr int kPrefetchBlockMaxPacks = 1;
+
+// v6's rows by v6's kernel, or by v7's (kPrefetch: the rows it holds; v6's kernel the others); every other row to
+// v5.
+template <typename T, bool kPrefetch = false>
 cudaError_t run_occupancy_backward(const BackwardCall<T>& c) {
   const int64_t packets = c.packets();
-  constexpr int kMaxPacks = kOccupancyMaxPacks<T>;
   if (packets <= kVecWarpBackwardPackets || packets > kOccupancyMaxBackwardPackets<T>) return run_cluster_backward(c);
+  constexpr int kMaxPacks = kPrefetch ? kPrefetchBlockMaxPacks : kOccupancyMaxPacks<T>;
+  if (packets > int64_t{kVecBackwardThreads} * kMaxPacks) return run_occupancy_backward<T, false>(c);  // v7 only
   // S a power of two, at least 64 and the smallest with at most kMaxPacks packets per thread (<= 512).
   const int64_t wanted = lab::pow2_at_least((packets + kMaxPacks - 1) / kMaxPacks);
   const int threads = static_cast<int>(wanted < 64 ? 64 : wanted);
   return lab::with_pow2<1, kMaxPacks>((packets + threads - 1) / threads, [&](auto packs) {
     constexpr int kPacks = decltype(packs)::value;
-    return launch_vec_backward<T, kPacks>(c, threads, layernorm_occupancy_backward_kernel<T, kPacks>);
+    if constexpr (kPrefetch)
+      return launch_vec_backward<T, kPacks>(c, threads, layernorm_prefetch_block_backward_kernel<T, kPacks>);
+    else
+      return launch_vec_backward<T, kPacks>(c, threads, layernorm_occupancy_backward_kernel<T, kPacks>);
   });
 }
 
@@ -764,17 +802,21 @@ cudaError_t launch_layernorm_occupancy_backward(lab::DType dtype, const void* dy
                            [](const auto& c) { return run_occupancy_backward(c); });
 }
 
-// ---- v7 prefetch: v5's cluster rows with the next row's loads in flight across the cluster barrier. ---------
+// ---- v7 prefetch: the next row's loads in flight across this row's sums (cluster rows, and v6's). ---------------
 // What limits v5 (results/<gpu>/layernorm-backward.md, its rows at N = 32K and 64K, fp16/bf16 well below fp32): a
 // cluster takes its rows one after another, and each row's loads are in flight only from the row's start to its
 // sums; the cluster barrier, the reads of the other blocks' sums and the row's dx then pass with nothing read. In
 // fp16/bf16 a thread holds two packets, half the bytes fp32's four hold, for the same wait: half the bandwidth.
 // v7 splits the barrier (lab::cluster_sum_arrive, cluster_sum_wait) and issues the next row's packets, mean and rstd
 // between its halves, into a second set of registers, so the next row's bytes come in while this one finishes.
-// The same idea as Triton's prefetch step (triton_src/layernorm.py), for rows a cluster holds. Rows v5 does not
-// take go to v6. What it bought, against v5 in the same run (results/nvidia-h100-80gb-hbm3/norm-backward-prefetch/,
-// both norms): the rows at N = 32K and 64K, fp16/bf16 most. Clusters of two blocks keep v5's kernel
-// (lab::prefetch_pays says why).
+// The same idea as Triton's prefetch step (triton_src/layernorm.py), for rows a cluster holds. What it bought,
+// against v5 in the same run (results/nvidia-h100-80gb-hbm3/norm-backward-prefetch/, both norms): the rows at N =
+// 32K and 64K, fp16/bf16 most. Clusters of two blocks keep v5's kernel (lab::prefetch_pays says why).
+// v6's rows wait the same way within a block: a row's loads at its start, then its two block-wide sums and its dx
+// with nothing of that block in flight, where Triton's prefetch step issues the next row's loads first (ncu of
+// both at 4K and 8K: results/nvidia-h200/norm-backward-profile.md). So v7 takes v6's rows too, as far as a second
+// set of packets fits v6's 64 registers (one packet a thread): vec_backward_rows with kPrefetch loads the next row
+// slot's packets, mean and rstd before this row's sums. Rows neither path takes go to v6's kernel.
 template <typename T, int kPacks>
 __global__ void __launch_bounds__(kVecBackwardThreads) layernorm_prefetch_backward_kernel(
     const T* __restrict__ dy, const T* __restrict__ x, const T* __restrict__ w, const float* __restrict__ mean,
@@ -797,9 +839,19 @@ cudaError_t launch_cluster_rows(const BackwardCall<T>& c, Fallback fallback) {
   });
 }
 
+// v6's rows, with the next row's packets, mean and rstd loaded before this row's sums (vec_backward_rows,
+// kPrefetch).
+template <typename T, int kPacks>
+__global__ void __launch_bounds__(kVecBackwardThreads, 2) layernorm_prefetch_block_backward_kernel(
+    const T* __restrict__ dy, const T* __restrict__ x, const T* __restrict__ w, const float* __restrict__ mean,
+    const float* __restrict__ rstd, T* __restrict__ dx, float* __restrict__ partials, int64_t rows, int cols,
+    bool vec) {
+  vec_backward_rows<T, kPacks, true>(dy, x, w, mean, rstd, dx, partials, rows, cols, vec);
+}
+
 template <typename T>
 cudaError_t run_prefetch_backward(const BackwardCall<T>& c) {
-  return launch_cluster_rows<T, true>(c, [&] { return run_occupancy_backward(c); });
+  return launch_cluster_rows<T, true>(c, [&] { return run_occupancy_backward<T, true>(c); });
 }
 
 cudaError_t launch_layernorm_prefetch_backward(lab::DType dtype, const void* dy, const void* x, const void* w,

@@ -22,9 +22,9 @@
 //   v6 occupancy  + v4's backward rows of up to 1024 packets (8192 fp16/bf16, 4096 fp32) with at most two
 //               packets a thread, so that it fits in 64 registers and two blocks share a multiprocessor: one block's
 //               loads in flight while the other reduces (the forward is v5's)
-//   v7 prefetch  + v5's cluster rows with the next row's packets loaded while this row's sum crosses the cluster
-//               and its dx is written: loads in flight across the cluster barrier, in clusters of more than two
-//               blocks (the forward is v5's)
+//   v7 prefetch  + the next row's packets loaded while this row's sum is reduced and its dx written: v5's cluster
+//               rows (loads in flight across the cluster barrier, in clusters of more than two blocks) and v6's rows
+//               of one packet a thread in fp16/bf16, two in fp32 (the forward is v5's)
 //
 // The forward saves rstd (fp32, M) for the backward. Each step adds a path for the rows it is good at and hands
 // every other shape to the step before (its launcher's first line), so every row runs every shape: rows longer than
@@ -376,7 +376,9 @@ __global__ void __launch_bounds__(kVecMaxThreads) rmsnorm_vec_kernel(const T* __
   }
 }
 
-template <typename T, int kPacks>
+// v3/v4/v6's body, and v7's on those rows (kPrefetch: the next row's loads issued before this row's sum, as v7
+// does for the cluster rows; layernorm.cu's v7 says why).
+template <typename T, int kPacks, bool kPrefetch = false>
 __device__ __forceinline__ void vec_backward_rows(const T* __restrict__ dy, const T* __restrict__ x,
                                                   const T* __restrict__ w, const float* __restrict__ rstd,
                                                   T* __restrict__ dx, float* __restrict__ partials, int64_t rows,
@@ -385,15 +387,31 @@ __device__ __forceinline__ void vec_backward_rows(const T* __restrict__ dy, cons
   using Rows = lab::RowSlots;
   const int rank = Rows::rank(), size = Rows::size();
   float acc[1][kPacks][kVec] = {};  // Σ dy·x̂ (dw) of this thread's columns over its rows
+  lab::RowWords<T, kPacks> x_next, g_next;  // v7: the next row's packets and rstd, loaded ahead
+  float rs_next = 0.0f;
+  // The packets and rstd of `row`, this thread's; an inactive slot (past the last row) holds zeros: it adds 0 to
+  // every sum.
+  const auto load_slot = [&](int64_t row, lab::RowWords<T, kPacks>& xr, lab::RowWords<T, kPacks>& gr, float& r) {
+    const bool active = row < rows;
+    const int64_t offset = active ? row * cols : 0;
+    const int held = active ? cols : 0;
+    xr.load(x + offset, rank, size, held, vec);
+    gr.load(dy + offset, rank, size, held, vec);
+    r = active ? rstd[row] : 0.0f;
+  };
+  if (kPrefetch) load_slot(Rows::first() + threadIdx.y, x_next, g_next, rs_next);
   for (int64_t base = Rows::first(); base < rows; base += Rows::step()) {
     const int64_t row = base + threadIdx.y;
     const bool active = row < rows;
     const int64_t offset = active ? row * cols : 0;
-    const int held = active ? cols : 0;  // an inactive slot holds zeros: it adds 0 to every sum
+    const int held = active ? cols : 0;
     lab::RowWords<T, kPacks> xs, gs;
-    xs.load(x + offset, rank, size, held, vec);
-    gs.load(dy + offset, rank, size, held, vec);
-    const float rs = active ? rstd[row] : 0.0f;
+    float rs;
+    if (kPrefetch) {
+      xs = x_next, gs = g_next, rs = rs_next;
+    } else {
+      load_slot(row, xs, gs, rs);  // v3/v4/v6: a row's loads at its start, waited for by its sum
+    }
     float s = 0.0f;  // Σ w·dy·x̂ over the row
 #pragma unroll
     for (int i = 0; i < kPacks; ++i) {
@@ -405,6 +423,8 @@ __device__ __forceinline__ void vec_backward_rows(const T* __restrict__ dy, cons
         acc[0][i][k] += d * xhat;
       }
     }
+    // v7: the next rows' loads, in flight across this row's reduction (its barriers) and its dx.
+    if (kPrefetch && base + Rows::step() < rows) load_slot(row + Rows::step(), x_next, g_next, rs_next);
     s = lab::row_sum<kVecBackwardThreads>(s);
     if (!active) continue;
     const float c_xhat = s / static_cast<float>(cols);
@@ -661,16 +681,34 @@ __global__ void __launch_bounds__(kVecBackwardThreads, 2) rmsnorm_occupancy_back
   vec_backward_rows<T, kPacks>(dy, x, w, rstd, dx, partials, rows, cols, vec);
 }
 
+// v7's kernel on v6's rows (defined with v7, below).
+template <typename T, int kPacks>
+__global__ void __launch_bounds__(kVecBackwardThreads, 2) rmsnorm_prefetch_block_backward_kernel(
+    const T* __restrict__ dy, const T* __restrict__ x, const T* __restrict__ w, const float* __restrict__ rstd,
+    T* __restrict__ dx, float* __restrict__ partials, int64_t rows, int cols, bool vec);
+
+// v7's kernel holds a second set of packets: in 64 registers without spilling (ptxas), one packet a thread in
+// fp16/bf16 (two spill) and two in fp32.
 template <typename T>
+constexpr int kPrefetchBlockMaxPacks = sizeof(T) < 4 ? 1 : 2;
+
+// v6's rows by v6's kernel, or by v7's (kPrefetch: the rows it holds; v6's kernel the others); every other row to
+// v5.
+template <typename T, bool kPrefetch = false>
 cudaError_t run_occupancy_backward(const BackwardCall<T>& c) {
   const int64_t packets = c.packets();
   if (packets <= kVecWarpBackwardPackets || packets > kOccupancyMaxBackwardPackets) return run_cluster_backward(c);
-  // S a power of two, at least 64 and the smallest with at most two packets per thread (<= 512).
-  const int64_t wanted = lab::pow2_at_least((packets + kOccupancyMaxPacks - 1) / kOccupancyMaxPacks);
+  constexpr int kMaxPacks = kPrefetch ? kPrefetchBlockMaxPacks<T> : kOccupancyMaxPacks;
+  if (packets > int64_t{kVecBackwardThreads} * kMaxPacks) return run_occupancy_backward<T, false>(c);  // v7 only
+  // S a power of two, at least 64 and the smallest with at most kMaxPacks packets per thread (<= 512).
+  const int64_t wanted = lab::pow2_at_least((packets + kMaxPacks - 1) / kMaxPacks);
   const int threads = static_cast<int>(wanted < 64 ? 64 : wanted);
-  return lab::with_pow2<1, kOccupancyMaxPacks>((packets + threads - 1) / threads, [&](auto packs) {
+  return lab::with_pow2<1, kMaxPacks>((packets + threads - 1) / threads, [&](auto packs) {
     constexpr int kPacks = decltype(packs)::value;
-    return launch_vec_backward<T, kPacks>(c, threads, rmsnorm_occupancy_backward_kernel<T, kPacks>);
+    if constexpr (kPrefetch)
+      return launch_vec_backward<T, kPacks>(c, threads, rmsnorm_prefetch_block_backward_kernel<T, kPacks>);
+    else
+      return launch_vec_backward<T, kPacks>(c, threads, rmsnorm_occupancy_backward_kernel<T, kPacks>);
   });
 }
 
@@ -682,10 +720,11 @@ cudaError_t launch_rmsnorm_occupancy_backward(lab::DType dtype, const void* dy, 
                            [](const auto& c) { return run_occupancy_backward(c); });
 }
 
-// ---- v7 prefetch: v5's cluster rows with the next row's loads in flight across the cluster barrier. ---------
+// ---- v7 prefetch: the next row's loads in flight across this row's sum (cluster rows, and v6's). -----------------
 // layernorm.cu's v7, for one sum a row: the next row's packets and rstd are issued between the halves of the
-// cluster barrier, into a second set of registers. Rows v5 does not take go to v6, and clusters of two blocks keep
-// v5's kernel (lab::prefetch_pays says why).
+// cluster barrier, into a second set of registers; clusters of two blocks keep v5's kernel (lab::prefetch_pays says
+// why). On v6's rows, as far as the second set fits 64 registers, they are issued before the row's block-wide sum
+// (run_occupancy_backward with kPrefetch). Rows neither path takes go to v6's kernel.
 template <typename T, int kPacks>
 __global__ void __launch_bounds__(kVecBackwardThreads) rmsnorm_prefetch_backward_kernel(
     const T* __restrict__ dy, const T* __restrict__ x, const T* __restrict__ w, const float* __restrict__ rstd,
@@ -706,9 +745,17 @@ cudaError_t launch_cluster_rows(const BackwardCall<T>& c, Fallback fallback) {
   });
 }
 
+// v6's rows, with the next row's packets and rstd loaded before this row's sum (vec_backward_rows, kPrefetch).
+template <typename T, int kPacks>
+__global__ void __launch_bounds__(kVecBackwardThreads, 2) rmsnorm_prefetch_block_backward_kernel(
+    const T* __restrict__ dy, const T* __restrict__ x, const T* __restrict__ w, const float* __restrict__ rstd,
+    T* __restrict__ dx, float* __restrict__ partials, int64_t rows, int cols, bool vec) {
+  vec_backward_rows<T, kPacks, true>(dy, x, w, rstd, dx, partials, rows, cols, vec);
+}
+
 template <typename T>
 cudaError_t run_prefetch_backward(const BackwardCall<T>& c) {
-  return launch_cluster_rows<T, true>(c, [&] { return run_occupancy_backward(c); });
+  return launch_cluster_rows<T, true>(c, [&] { return run_occupancy_backward<T, true>(c); });
 }
 
 cudaError_t launch_rmsnorm_prefetch_backward(lab::DType dtype, const void* dy, const void* x, const void* w,
