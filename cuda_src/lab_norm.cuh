@@ -49,44 +49,26 @@ struct GradOutputs {
   T* grad[kGrads];  // dweight (, dbias): N each
 };
 
-// A 32-column tile per block, its parts split over S rows of threads (each sums every S-th part, in order), the S
-// sums then added by the first row: 32 consecutive floats per load. The kernel waits on memory, not arithmetic: with
-// 8 rows of threads, each thread's loads came four at a time (the compiler's unrolling, in the PTX), so a sum over
-// a wave's parts (two blocks an SM for v6) waited on about nine round trips to memory in a row, using a small part
-// of the DRAM bandwidth (ncu: results/nvidia-h200/norm-backward-profile.md). Each thread now issues kSumBatch loads
-// before it adds any of them, and S grows with the parts (8 to 32 rows of threads, about kSumBatch parts each): a
-// wave's parts in one or two round trips. Few parts (the cluster steps' long rows: a part per cluster) keep 8 rows:
-// 32 rows of threads there, most of them with nothing to load, took longer (v5/v7 at N = 64K, the 6ad5149 run in
-// results/nvidia-h200/norm-backward-prefetch-block/).
+// A 32-column tile per block, its parts split over 8 rows of threads (each sums every 8th part, in order), the 8
+// sums then added by the first row: 32 consecutive floats per load, 8 loads in flight per column.
 constexpr int kSumCols = 32;
-constexpr int kSumMinSlices = 8;
-constexpr int kSumMaxSlices = 32;
-constexpr int kSumBatch = 8;
+constexpr int kSumSlices = 8;
 
 template <typename T, int kGrads>
-__global__ void __launch_bounds__(kSumCols * kSumMaxSlices) sum_partials_kernel(const float* __restrict__ partials,
-                                                                               int64_t parts, int64_t cols,
-                                                                               GradOutputs<T, kGrads> out) {
-  __shared__ float slice_sums[kSumMaxSlices][kSumCols];
-  const int g = blockIdx.y, slices = blockDim.y;
+__global__ void __launch_bounds__(kSumCols * kSumSlices) sum_partials_kernel(const float* __restrict__ partials,
+                                                                            int64_t parts, int64_t cols,
+                                                                            GradOutputs<T, kGrads> out) {
+  __shared__ float slice_sums[kSumSlices][kSumCols];
+  const int g = blockIdx.y;
   const int64_t col = static_cast<int64_t>(blockIdx.x) * kSumCols + threadIdx.x;
   const float* column = partials + g * parts * cols + col;
   float s = 0.0f;
-  if (col < cols) {
-    int64_t p = threadIdx.y;
-    for (; p + (kSumBatch - 1) * slices < parts; p += kSumBatch * slices) {
-      float v[kSumBatch];
-#pragma unroll
-      for (int j = 0; j < kSumBatch; ++j) v[j] = column[(p + j * slices) * cols];  // all issued first
-#pragma unroll
-      for (int j = 0; j < kSumBatch; ++j) s += v[j];  // then added in order
-    }
-    for (; p < parts; p += slices) s += column[p * cols];
-  }
+  if (col < cols)
+    for (int64_t p = threadIdx.y; p < parts; p += kSumSlices) s += column[p * cols];
   slice_sums[threadIdx.y][threadIdx.x] = s;
   __syncthreads();
   if (threadIdx.y != 0 || col >= cols) return;
-  for (int i = 1; i < slices; ++i) s += slice_sums[i][threadIdx.x];
+  for (int i = 1; i < kSumSlices; ++i) s += slice_sums[i][threadIdx.x];
   T* grad = out.grad[0];
 #pragma unroll
   for (int i = 1; i < kGrads; ++i)  // a select, not an indexed load: a kernel parameter indexed at run time would
@@ -98,10 +80,7 @@ template <typename T, int kGrads>
 cudaError_t sum_partials(const float* partials, int64_t parts, int64_t cols, GradOutputs<T, kGrads> out,
                          cudaStream_t stream) {
   const dim3 grid(static_cast<unsigned int>((cols + kSumCols - 1) / kSumCols), kGrads);
-  const int64_t wanted = pow2_at_least((parts + kSumBatch - 1) / kSumBatch);
-  const int slices = static_cast<int>(wanted < kSumMinSlices ? kSumMinSlices : wanted > kSumMaxSlices ? kSumMaxSlices
-                                                                                                      : wanted);
-  sum_partials_kernel<T, kGrads><<<grid, dim3(kSumCols, slices), 0, stream>>>(partials, parts, cols, out);
+  sum_partials_kernel<T, kGrads><<<grid, dim3(kSumCols, kSumSlices), 0, stream>>>(partials, parts, cols, out);
   return cudaGetLastError();
 }
 

@@ -122,12 +122,10 @@ def layernorm_backward_kernel(dy_ptr, x_ptr, w_ptr, mean_ptr, rstd_ptr, dx_ptr, 
 # more than this kernel costs the GPU at every bench shape). Each program takes SUM_COLS columns of one gradient and
 # walks the rows SUM_ROWS at a time as one [SUM_ROWS, SUM_COLS] tile, so that N / SUM_COLS programs share the work
 # (a program per 256 columns walking one row at a time left N = 1024 to four programs, each waiting on hundreds of
-# loads in a row). The tile is 32 KB of loads in flight per step, over SUM_WARPS warps: with 8 KB over four warps,
+# loads in a row). The tile is 16 KB of loads in flight per step, over SUM_WARPS warps: with 8 KB over four warps,
 # ncu found this kernel using a small part of the memory's bandwidth, with few warps resident to wait on loads
-# (results/nvidia-h100-80gb-hbm3/layernorm-backward-profile.md), and with 16 KB (128 rows a step) a wave's partial
-# rows (two programs an SM: 256-264 rows on 132 SMs) took three steps, each a round trip to memory, still on a
-# small part of the bandwidth (results/nvidia-h200/norm-backward-profile.md); 256 rows a step take them in one or two.
-SUM_ROWS, SUM_COLS, SUM_WARPS = 256, 32, 8
+# (results/nvidia-h100-80gb-hbm3/layernorm-backward-profile.md).
+SUM_ROWS, SUM_COLS, SUM_WARPS = 128, 32, 8
 
 
 @triton.jit
