@@ -575,7 +575,10 @@ cudaError_t run_vec_backward(const BackwardCall<T>& c) {
 // blocks per SM. Two later forward steps for v4's 16-bit rows of 4K-8K, where it trails Triton on the H200, were
 // measured slower and dropped: 16 elements a thread (four times the threads a row), and resident blocks loading
 // their next row before reducing this one; both cut the rows in flight per SM (results/nvidia-h200/
-// layernorm-profile.md, its last section, at a430eec and 15bd90d, with ncu's account of v4 there).
+// layernorm-profile.md, its last section, at a430eec and 15bd90d, with ncu's account of v4 there). Neither was
+// the weight and bias requested into L1 first, nor the row staged through shared memory by cp.async (quack's way),
+// nor v5's cluster forward in quack's shape faster; one-pass shifted sums failed the inf/NaN checks
+// (results/nvidia-h200/norm-forward-exp/, at a80f3c2).
 // Backward: S a power of two from 64 to 512, the smallest with at most 4 packets per thread.
 template <typename T>
 cudaError_t run_block(const ForwardCall<T>& c) {
