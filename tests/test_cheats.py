@@ -164,7 +164,10 @@ def test_a_correct_row_is_not_flagged():
 
 
 # ---- class 8: the judge's memory within reach ------------------------------------------------------------------
-def test_a_row_that_changes_its_input_is_caught_in_every_case_even_where_it_rewrites_what_it_can_reach():
+# Unmarked, it runs where the suite runs without a GPU (CI); marked gpu, in the GPU suite (bench/gpu_run.sh tests),
+# where the inputs reach the row's worker through CUDA IPC.
+@pytest.mark.parametrize("where", ["any", pytest.param("gpu", marks=pytest.mark.gpu)])
+def test_a_row_that_changes_its_input_is_caught_in_every_case_even_where_it_rewrites_what_it_can_reach(where):
     """On the CPU its inputs cross one storage each and nothing else is in reach; on a GPU only where every input
     has a CUDA allocation of its own (compare.isolate.handed_over): a case that passes is one where the row found
     the judge's copy of its input and changed it too."""
