@@ -233,6 +233,20 @@ struct RowSlots {
   __device__ static int64_t step() { return static_cast<int64_t>(gridDim.x) * blockDim.y; }
 };
 
+// A backward's packets of x and dy in `row` (this thread's share, rank of size); a row slot past the last row
+// (returns false) holds zeros, which add 0 to every sum.
+template <typename T, int kPacks>
+__device__ __forceinline__ bool load_backward_slot(RowWords<T, kPacks>& xr, RowWords<T, kPacks>& gr,
+                                                   const T* __restrict__ x, const T* __restrict__ dy, int64_t row,
+                                                   int64_t rows, int cols, int rank, int size, bool vec) {
+  const bool active = row < rows;
+  const int64_t offset = active ? row * cols : 0;
+  const int held = active ? cols : 0;
+  xr.load(x + offset, rank, size, held, vec);
+  gr.load(dy + offset, rank, size, held, vec);
+  return active;
+}
+
 // v3/v4's backward: each thread adds dy·x̂ (and dy) of every row it takes into registers, acc[g][i][k] for
 // gradient g at element k of its packet i: a thread holds the same columns in every row, so its sums are its own
 // and need neither shared memory nor atomics while the rows go by. At the end the block's R row slots are added

@@ -460,15 +460,10 @@ __device__ __forceinline__ void vec_backward_rows(const T* __restrict__ dy, cons
   float acc[2][kPacks][kVec] = {};  // Σ dy·x̂ (dw) and Σ dy (db) of this thread's columns over its rows
   lab::RowWords<T, kPacks> x_next, g_next;  // v7: the next row's packets, mean and rstd, loaded ahead
   float mu_next = 0.0f, rs_next = 0.0f;
-  // The packets, mean and rstd of `row`, this thread's; an inactive slot (past the last row) holds zeros: it adds 0
-  // to every sum.
+  // The packets, mean and rstd of `row`, this thread's (zeros past the last row).
   const auto load_slot = [&](int64_t row, lab::RowWords<T, kPacks>& xr, lab::RowWords<T, kPacks>& gr, float& m,
                              float& r) {
-    const bool active = row < rows;
-    const int64_t offset = active ? row * cols : 0;
-    const int held = active ? cols : 0;
-    xr.load(x + offset, rank, size, held, vec);
-    gr.load(dy + offset, rank, size, held, vec);
+    const bool active = lab::load_backward_slot(xr, gr, x, dy, row, rows, cols, rank, size, vec);
     m = active ? mean[row] : 0.0f;
     r = active ? rstd[row] : 0.0f;
   };
