@@ -761,12 +761,15 @@ __global__ void __launch_bounds__(kVecBackwardThreads, 2) layernorm_occupancy_ba
   vec_backward_rows<T, kPacks>(dy, x, w, mean, rstd, dx, partials, rows, cols, vec);
 }
 
-// v7's kernel on v6's rows (defined with v7, below).
+// v7's kernel on v6's rows (v7's section says why): v6's, with the next row's loads issued before this row's
+// sums (vec_backward_rows, kPrefetch).
 template <typename T, int kPacks>
 __global__ void __launch_bounds__(kVecBackwardThreads, 2) layernorm_prefetch_block_backward_kernel(
     const T* __restrict__ dy, const T* __restrict__ x, const T* __restrict__ w, const float* __restrict__ mean,
     const float* __restrict__ rstd, T* __restrict__ dx, float* __restrict__ partials, int64_t rows, int cols,
-    bool vec);
+    bool vec) {
+  vec_backward_rows<T, kPacks, true>(dy, x, w, mean, rstd, dx, partials, rows, cols, vec);
+}
 
 // v7's kernel holds a second set of packets: in 64 registers without spilling (ptxas), one packet a thread in every
 // dtype (two fp32 packets spill).
@@ -835,16 +838,6 @@ cudaError_t launch_cluster_rows(const BackwardCall<T>& c, Fallback fallback) {
     return lab::launch_in_clusters<2>(kernel, c, kVecBackwardThreads, blocks, fallback, c.dy, c.x, c.w, c.mean, c.rstd,
                                       c.dx);
   });
-}
-
-// v6's rows, with the next row's packets, mean and rstd loaded before this row's sums (vec_backward_rows,
-// kPrefetch).
-template <typename T, int kPacks>
-__global__ void __launch_bounds__(kVecBackwardThreads, 2) layernorm_prefetch_block_backward_kernel(
-    const T* __restrict__ dy, const T* __restrict__ x, const T* __restrict__ w, const float* __restrict__ mean,
-    const float* __restrict__ rstd, T* __restrict__ dx, float* __restrict__ partials, int64_t rows, int cols,
-    bool vec) {
-  vec_backward_rows<T, kPacks, true>(dy, x, w, mean, rstd, dx, partials, rows, cols, vec);
 }
 
 template <typename T>

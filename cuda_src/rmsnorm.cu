@@ -675,11 +675,14 @@ __global__ void __launch_bounds__(kVecBackwardThreads, 2) rmsnorm_occupancy_back
   vec_backward_rows<T, kPacks>(dy, x, w, rstd, dx, partials, rows, cols, vec);
 }
 
-// v7's kernel on v6's rows (defined with v7, below).
+// v7's kernel on v6's rows (v7's section says why): v6's, with the next row's loads issued before this row's
+// sums (vec_backward_rows, kPrefetch).
 template <typename T, int kPacks>
 __global__ void __launch_bounds__(kVecBackwardThreads, 2) rmsnorm_prefetch_block_backward_kernel(
     const T* __restrict__ dy, const T* __restrict__ x, const T* __restrict__ w, const float* __restrict__ rstd,
-    T* __restrict__ dx, float* __restrict__ partials, int64_t rows, int cols, bool vec);
+    T* __restrict__ dx, float* __restrict__ partials, int64_t rows, int cols, bool vec) {
+  vec_backward_rows<T, kPacks, true>(dy, x, w, rstd, dx, partials, rows, cols, vec);
+}
 
 // v7's kernel holds a second set of packets: in 64 registers without spilling (ptxas), one packet a thread in
 // fp16/bf16 (two spill) and two in fp32.
@@ -737,14 +740,6 @@ cudaError_t launch_cluster_rows(const BackwardCall<T>& c, Fallback fallback) {
                                                                 : rmsnorm_cluster_backward_kernel<T, kPacks>;
     return lab::launch_in_clusters<1>(kernel, c, kVecBackwardThreads, blocks, fallback, c.dy, c.x, c.w, c.rstd, c.dx);
   });
-}
-
-// v6's rows, with the next row's packets and rstd loaded before this row's sum (vec_backward_rows, kPrefetch).
-template <typename T, int kPacks>
-__global__ void __launch_bounds__(kVecBackwardThreads, 2) rmsnorm_prefetch_block_backward_kernel(
-    const T* __restrict__ dy, const T* __restrict__ x, const T* __restrict__ w, const float* __restrict__ rstd,
-    T* __restrict__ dx, float* __restrict__ partials, int64_t rows, int cols, bool vec) {
-  vec_backward_rows<T, kPacks, true>(dy, x, w, rstd, dx, partials, rows, cols, vec);
 }
 
 template <typename T>
