@@ -86,3 +86,19 @@ def test_a_norms_repeated_forward_and_backward_skip_triton_and_match_them(norm, 
     grads = module.direct_backward(dy, x, *params, *got[1:])
     assert calls == [], f"{len(calls)} launches went through JITFunction.run"
     assert _same_bits(got, expected) and _same_bits(grads, expected_grads)
+
+
+@pytest.mark.gpu
+def test_a_launch_hook_sees_every_repeated_launch(monkeypatch):
+    """A profiler's launch hook (Proton sets one) must see a launch the Launcher repeats, as it sees Triton's."""
+    from triton import knobs
+
+    from triton_src import softmax
+
+    x = torch.randn(3, 262144, device="cuda")  # v4's long rows: two kernels a call
+    expected = softmax.direct(x)  # compiles and autotunes through Triton, and keeps the compiled kernels
+    seen = []
+    monkeypatch.setattr(knobs.runtime, "launch_enter_hook", lambda metadata: seen.append(metadata.get()["name"]))
+    y = softmax.direct(x)
+    assert len(seen) == 2, f"the hook saw {seen}; expected v4's two kernels"
+    assert _same_bits((y,), (expected,))

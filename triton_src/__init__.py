@@ -6,6 +6,8 @@ import os
 import torch
 import triton
 import triton.language as tl
+from triton import knobs
+from triton.runtime.driver import driver as triton_driver
 
 try:  # the host-side TMA descriptor (the same constructor in Triton 3.6 and 3.8)
     from triton.tools.tensor_descriptor import TensorDescriptor
@@ -84,10 +86,12 @@ class Launcher:
     A Launcher keys its own cache on those properties or finer ones (_specialization of each positional argument,
     an integer by its whole value, and every keyword's value), in one pass over the arguments. The first call at a
     key goes through kernel[grid], compiling and autotuning as usual, and keeps the compiled kernel it launched and
-    the values of the parameters after the positional ones; a later call at that key launches the compiled kernel
-    directly (CompiledKernel[grid], the launcher Triton itself calls last). Under Triton's interpreter, for a grid
-    given as a function, for arguments of another kind, and for a config with a pre_hook (which must run before
-    every launch), every call goes through kernel[grid]."""
+    the values of the parameters after the positional ones; a later call at that key hands the arguments to the
+    compiled kernel's C launcher (CompiledKernel.run) with the current stream, as CompiledKernel[grid] does, less
+    the closure that call builds and the launch hooks' metadata, which is only built where a hook is set (a
+    profiler such as Proton sets one: then the call goes through CompiledKernel[grid], hooks and all). Under
+    Triton's interpreter, for a grid given as a function, for arguments of another kind, and for a config with a
+    pre_hook (which must run before every launch), every call goes through kernel[grid]."""
 
     def __init__(self, kernel):
         self.kernel = kernel
@@ -109,7 +113,15 @@ class Launcher:
         found = self.compiled.get(key)
         if found is not None:
             compiled, later = found
-            compiled[(*grid, 1, 1)[:3]](*args, *later)  # the launcher takes every parameter, constexprs too
+            grid = (*grid, 1, 1)
+            if knobs.runtime.launch_enter_hook is None and knobs.runtime.launch_exit_hook is None:
+                driver = triton_driver.active
+                # CompiledKernel[grid]'s runner, inlined: (grid, stream, function, its metadata, no launch metadata,
+                # no hooks, then every parameter, constexprs too)
+                compiled.run(grid[0], grid[1], grid[2], driver.get_current_stream(driver.get_current_device()),
+                             compiled.function, compiled.packed_metadata, None, None, None, *args, *later)
+            else:
+                compiled[grid[:3]](*args, *later)
             return compiled
         compiled = self.kernel[grid](*args, **meta)
         config = getattr(self.kernel, "best_config", None)
@@ -121,6 +133,7 @@ class Launcher:
             if p.name not in values and p.default is inspect.Parameter.empty:
                 return compiled  # a parameter this launch did not name: leave it to kernel[grid]
             later.append(values.get(p.name, p.default))
+        compiled._init_handles()  # loads the module onto the GPU; CompiledKernel[grid] does it on every call
         self.compiled[key] = (compiled, tuple(later))
         return compiled
 

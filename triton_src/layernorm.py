@@ -346,8 +346,10 @@ def layernorm_fused_backward_kernel(dy_ptr, x_ptr, w_ptr, mean_ptr, rstd_ptr, dx
 def row_groups(m: int, wanted: int) -> tuple[int, int]:
     """M rows in at most `wanted` (at least 1, at most M) contiguous groups of equal size but the last: (groups,
     rows per group)."""
-    rows_per_group = triton.cdiv(m, min(m, max(1, wanted)))
-    return triton.cdiv(m, rows_per_group), rows_per_group
+    # Integer arithmetic, not triton.cdiv: a constexpr_function in Triton 3.6, whose wrapper costs the host about a
+    # microsecond a call, and this runs on every backward call.
+    rows_per_group = -(-m // min(m, max(1, wanted)))
+    return -(-m // rows_per_group), rows_per_group
 
 
 def fused_backward_programs(m: int, device: torch.device) -> tuple[int, int]:
