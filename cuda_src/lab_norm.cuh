@@ -261,33 +261,26 @@ __device__ __forceinline__ void write_register_sums(const float (&acc)[kGrads][k
                                                     float* __restrict__ partials, int cols, int first_packet,
                                                     int packet_stride, int64_t part, int64_t parts) {
   constexpr int kVec = Packet<T>::kSize;  // 4 or 8: whole float4s
-  // The gradients staged at once: all of them, or one at a time where all would pass the 48 KB a kernel may declare
-  // statically (LayerNorm's two in 16-bit over 1024 threads: 64 KB).
-  constexpr int kStaged = kGrads * kMaxThreads * kVec * sizeof(float) <= 48 * 1024 ? kGrads : 1;
-  __shared__ float4 stage[kStaged * kMaxThreads * kVec / 4];
+  __shared__ float4 stage[kGrads * kMaxThreads * kVec / 4];
   const int S = blockDim.x, R = blockDim.y, rank = threadIdx.x, slot = threadIdx.y;
 #pragma unroll
   for (int i = 0; i < kPacks; ++i) {
+    __syncthreads();  // the previous step's readers (or the last row's reductions) are done
 #pragma unroll
-    for (int first = 0; first < kGrads; first += kStaged) {
-      __syncthreads();  // the previous step's readers (or the last row's reductions) are done
+    for (int g = 0; g < kGrads; ++g)
 #pragma unroll
-      for (int g = 0; g < kStaged; ++g)
-#pragma unroll
-        for (int h = 0; h < kVec / 4; ++h)
-          stage[((g * R + slot) * S + rank) * (kVec / 4) + h] =
-              make_float4(acc[first + g][i][4 * h], acc[first + g][i][4 * h + 1], acc[first + g][i][4 * h + 2],
-                          acc[first + g][i][4 * h + 3]);
-      __syncthreads();
-      const float* sums = reinterpret_cast<const float*>(stage);
-      const int first_col = (first_packet + i * packet_stride) * kVec;  // step i's columns: first_col + q
-      for (int q = slot * S + rank; q < S * kVec && first_col + q < cols; q += S * R)
-        for (int g = 0; g < kStaged; ++g) {
-          float s = 0.0f;
-          for (int r = 0; r < R; ++r) s += sums[(g * R + r) * S * kVec + q];
-          partials[(static_cast<int64_t>(first + g) * parts + part) * cols + first_col + q] = s;
-        }
-    }
+      for (int h = 0; h < kVec / 4; ++h)
+        stage[((g * R + slot) * S + rank) * (kVec / 4) + h] =
+            make_float4(acc[g][i][4 * h], acc[g][i][4 * h + 1], acc[g][i][4 * h + 2], acc[g][i][4 * h + 3]);
+    __syncthreads();
+    const float* sums = reinterpret_cast<const float*>(stage);
+    const int first_col = (first_packet + i * packet_stride) * kVec;  // step i's columns: first_col + q, q < S·kVec
+    for (int q = slot * S + rank; q < S * kVec && first_col + q < cols; q += S * R)
+      for (int g = 0; g < kGrads; ++g) {
+        float s = 0.0f;
+        for (int r = 0; r < R; ++r) s += sums[(g * R + r) * S * kVec + q];
+        partials[(static_cast<int64_t>(g) * parts + part) * cols + first_col + q] = s;
+      }
   }
 }
 

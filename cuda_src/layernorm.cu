@@ -448,9 +448,8 @@ constexpr int kVecBackwardMaxPacks = 4;
 constexpr int64_t kVecWarpBackwardPackets = 32 * kVecBackwardMaxPacks;                          // v3 backward
 constexpr int64_t kBlockMaxBackwardPackets = int64_t{kVecBackwardThreads} * kVecBackwardMaxPacks;  // v4 backward
 
-// v3/v4/v6's body, and v7's on v6's rows (kPrefetch: the next row's loads issued before this row's sums), in blocks
-// of up to kThreads threads.
-template <typename T, int kPacks, bool kPrefetch = false, int kThreads = kVecBackwardThreads>
+// v3/v4/v6's body, and v7's on v6's rows (kPrefetch: the next row's loads issued before this row's sums).
+template <typename T, int kPacks, bool kPrefetch = false>
 __device__ __forceinline__ void vec_backward_rows(const T* __restrict__ dy, const T* __restrict__ x,
                                                   const T* __restrict__ w, const float* __restrict__ mean,
                                                   const float* __restrict__ rstd, T* __restrict__ dx,
@@ -497,7 +496,7 @@ __device__ __forceinline__ void vec_backward_rows(const T* __restrict__ dy, cons
     }
     // v7: the next rows' loads, in flight across this row's reduction (its barriers) and its dx.
     if (kPrefetch && base + Rows::step() < rows) load_slot(row + Rows::step(), x_next, g_next, mu_next, rs_next);
-    s = lab::row_sum<kThreads>(s);
+    s = lab::row_sum<kVecBackwardThreads>(s);
     if (!active) continue;
     const float c_xhat = s.x / static_cast<float>(cols), c_mean = s.y / static_cast<float>(cols);
     xs.rewiden();
@@ -516,7 +515,7 @@ __device__ __forceinline__ void vec_backward_rows(const T* __restrict__ dy, cons
       lab::store_words(dxr, packet, cols, vec, v);
     }
   }
-  lab::write_register_sums<T, 2, kPacks, kThreads>(acc, partials, cols);
+  lab::write_register_sums<T, 2, kPacks, kVecBackwardThreads>(acc, partials, cols);
 }
 
 template <typename T, int kPacks>
@@ -535,11 +534,12 @@ cudaError_t launch_vec_forward(const ForwardCall<T>& c, int threads_per_row, int
   return cudaGetLastError();
 }
 
-// S threads per row, kThreads / S rows at a time, by `kernel` (v3's and v4's, v6's, or v7's).
-template <typename T, int kPacks, int kThreads = kVecBackwardThreads, typename Kernel>
+// S threads per row, 512 / S rows at a time, by `kernel` (v3's and v4's, or v6's).
+template <typename T, int kPacks, typename Kernel>
 cudaError_t launch_vec_backward(const BackwardCall<T>& c, int threads_per_row, Kernel kernel) {
-  const int rows_per_block = kThreads / threads_per_row;
-  const unsigned int grid = lab::resident_grid(kernel, kThreads, 0, (c.rows + rows_per_block - 1) / rows_per_block);
+  const int rows_per_block = kVecBackwardThreads / threads_per_row;
+  const unsigned int grid =
+      lab::resident_grid(kernel, kVecBackwardThreads, 0, (c.rows + rows_per_block - 1) / rows_per_block);
   if (!c.workspace) return c.needs(2 * int64_t{grid} * c.cols);
   kernel<<<grid, dim3(threads_per_row, rows_per_block), 0, c.stream>>>(
       c.dy, c.x, c.w, c.mean, c.rstd, c.dx, c.workspace, c.rows, static_cast<int>(c.cols), c.vec);
@@ -840,30 +840,9 @@ cudaError_t launch_cluster_rows(const BackwardCall<T>& c, Fallback fallback) {
   });
 }
 
-// Past one packet a thread over 512 threads (16-bit rows of 4K-8K elements, fp32 of 2K-4K), v6's rows went to
-// v6's kernel and the longer ones to v4's (128 registers a thread: one block of 512 threads an SM), where Triton's
-// prefetch step holds such a row in one program of up to 32 warps, one program an SM
-// (results/nvidia-h200/norm-backward-profile.md, LayerNorm at 8K). v7 takes them in the same shape: one row a
-// block of 1024 threads, one packet a thread, the next row's packets loaded before this row's sums, one block an
-// SM (64 registers a thread, __launch_bounds__(1024, 1)).
-constexpr int kWideThreads = 1024;
-
-template <typename T>
-__global__ void __launch_bounds__(kWideThreads, 1) layernorm_prefetch_wide_backward_kernel(
-    const T* __restrict__ dy, const T* __restrict__ x, const T* __restrict__ w, const float* __restrict__ mean,
-    const float* __restrict__ rstd, T* __restrict__ dx, float* __restrict__ partials, int64_t rows, int cols,
-    bool vec) {
-  vec_backward_rows<T, 1, true, kWideThreads>(dy, x, w, mean, rstd, dx, partials, rows, cols, vec);
-}
-
 template <typename T>
 cudaError_t run_prefetch_backward(const BackwardCall<T>& c) {
-  return launch_cluster_rows<T, true>(c, [&] {
-    const int64_t packets = c.packets();
-    if (packets > int64_t{kVecBackwardThreads} * kPrefetchBlockMaxPacks && packets <= kWideThreads)
-      return launch_vec_backward<T, 1, kWideThreads>(c, kWideThreads, layernorm_prefetch_wide_backward_kernel<T>);
-    return run_occupancy_backward<T, true>(c);
-  });
+  return launch_cluster_rows<T, true>(c, [&] { return run_occupancy_backward<T, true>(c); });
 }
 
 cudaError_t launch_layernorm_prefetch_backward(lab::DType dtype, const void* dy, const void* x, const void* w,

@@ -320,21 +320,3 @@ def test_the_occupancy_step_launches_its_own_kernel_on_the_rows_it_is_for(norm, 
     fn.lab_timed(*state)
     names = [a["name"] for a in timing.gpu_activities(lambda: fn.lab_timed(*state))]
     assert any(f"{norm}_{kernel}" in name for name in names), f"{shape} {dtype} launched {names}"
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("norm,dtype,shape", [("layernorm", torch.bfloat16, (64, 8192)),
-                                              ("layernorm", torch.float32, (64, 3001)),
-                                              ("rmsnorm", torch.float16, (8, 4104)),
-                                              ("rmsnorm", torch.bfloat16, (300, 8192))])
-def test_the_prefetch_step_takes_rows_of_up_to_1024_packets_in_blocks_of_1024_threads(norm, dtype, shape):
-    """Past one packet a thread over 512 threads, v7 holds a row of up to 1024 packets over 1024 threads."""
-    from compare import timing
-
-    op = discover.load_op(f"{norm}-backward")
-    fn = next(i for i in discover.implementations(op) if i.name == "cuda:prefetch").load()
-    device = torch.device("cuda")
-    state = fn.lab_prepare(*op.make_inputs(shape, dtype, device, torch.Generator(device=device).manual_seed(0)))
-    fn.lab_timed(*state)
-    names = [a["name"] for a in timing.gpu_activities(lambda: fn.lab_timed(*state))]
-    assert any(f"{norm}_prefetch_wide_backward_kernel" in name for name in names), f"{shape} {dtype} launched {names}"
