@@ -817,7 +817,9 @@ cudaError_t launch_layernorm_occupancy_backward(lab::DType dtype, const void* dy
 // with nothing of that block in flight, where Triton's prefetch step issues the next row's loads first (ncu of
 // both at 4K and 8K: results/nvidia-h200/norm-backward-profile.md). So v7 takes v6's rows too, as far as a second
 // set of packets fits v6's 64 registers (one packet a thread): vec_backward_rows with kPrefetch loads the next row
-// slot's packets, mean and rstd before this row's sums. Rows neither path takes go to v6's kernel.
+// slot's packets, mean and rstd before this row's sums. Rows neither path takes go to v6's kernel: v7 in Triton's
+// shape for them (one row a block of 1024 threads, one packet a thread, one block an SM) ran slower than v4's and
+// v6's kernels (results/nvidia-h200/norm-backward-wide/README.md).
 template <typename T, int kPacks>
 __global__ void __launch_bounds__(kVecBackwardThreads) layernorm_prefetch_backward_kernel(
     const T* __restrict__ dy, const T* __restrict__ x, const T* __restrict__ w, const float* __restrict__ mean,
