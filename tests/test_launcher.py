@@ -102,3 +102,14 @@ def test_a_launch_hook_sees_every_repeated_launch(monkeypatch):
     y = softmax.direct(x)
     assert len(seen) == 2, f"the hook saw {seen}; expected v4's two kernels"
     assert _same_bits((y,), (expected,))
+
+
+def test_the_host_arithmetic_matches_tritons():
+    """triton_src.cdiv and next_power_of_2 (the launch paths' own, without Triton's constexpr_function wrapper) give
+    what triton.cdiv and triton.next_power_of_2 give."""
+    import triton
+
+    for n in [0, 1, 2, 3, 4, 5, 1000, 1023, 1024, 1025, 4096, 65535, 65536, 4_000_000, 2**40 + 1]:
+        assert triton_src.next_power_of_2(n) == triton.next_power_of_2(n), n
+        for d in [1, 2, 3, 128, 4096]:
+            assert triton_src.cdiv(n, d) == triton.cdiv(n, d), (n, d)

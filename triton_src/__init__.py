@@ -28,6 +28,19 @@ def sm_count(device: torch.device, on_interpreter: int) -> int:
     return torch.cuda.get_device_properties(device).multi_processor_count if device.type == "cuda" else on_interpreter
 
 
+def cdiv(a: int, b: int) -> int:
+    """ceil(a / b) of host integers, for grids and block counts worked out on every call. triton.cdiv and
+    triton.next_power_of_2 are constexpr_functions (Triton 3.6 and 3.8), whose wrapper cost the host about a
+    microsecond a call on an H200 host (timed alone), and the norms' and softmax's launchers call them several times a
+    call, on the launch paths each op's `direct` step is about."""
+    return -(-a // b)
+
+
+def next_power_of_2(n: int) -> int:
+    """The smallest power of two at least n (0 for n = 0), as triton.next_power_of_2, without its wrapper."""
+    return 1 << (n - 1).bit_length() if n > 0 else 0
+
+
 def runs_ptx(t: torch.Tensor) -> bool:
     """Whether a kernel launched on t runs as compiled PTX (a GPU tensor, not Triton's CPU interpreter), for the
     constexpr of a kernel that has an inline-PTX path."""

@@ -45,7 +45,7 @@ TILE = 4096
 
 
 def _tile(n: int) -> int:
-    return min(TILE, triton.next_power_of_2(n))
+    return min(TILE, triton_src.next_power_of_2(n))
 
 
 @triton.jit
@@ -146,7 +146,7 @@ def sum_partials_kernel(part_ptr, out_ptr, rows, n, ROWS: tl.constexpr, BLOCK: t
 def sum_partials(part: torch.Tensor, out: torch.Tensor, via=as_written) -> None:
     """out (K, N; any float dtype) = the column sums of each of part's K (G, N) fp32 buffers, in one launch."""
     count, rows, n = part.shape
-    via(sum_partials_kernel)[(triton.cdiv(n, SUM_COLS), count)](part, out, rows, n, ROWS=SUM_ROWS, BLOCK=SUM_COLS,
+    via(sum_partials_kernel)[(triton_src.cdiv(n, SUM_COLS), count)](part, out, rows, n, ROWS=SUM_ROWS, BLOCK=SUM_COLS,
                                                                  num_warps=SUM_WARPS)
 
 
@@ -272,7 +272,7 @@ def layernorm_fused_kernel(x_ptr, w_ptr, b_ptr, y_ptr, mean_ptr, rstd_ptr, m, n,
 def fused_tile(x: torch.Tensor) -> tuple[int, int]:
     """(ROWS, BLOCK) of a fused forward's program: BLOCK the row rounded up to a power of two, ROWS enough rows for
     FUSED_TILE_BYTES."""
-    block = triton.next_power_of_2(x.shape[1])
+    block = triton_src.next_power_of_2(x.shape[1])
     return max(1, FUSED_TILE_BYTES // (block * x.element_size())), block
 
 
@@ -282,7 +282,7 @@ def launch_rows(kernel, x, weight, bias, via=as_written, **meta):
     y = torch.empty_like(x)
     mean, rstd = row_statistics(m, x.device, 2)
     rows, block = fused_tile(x)
-    via(kernel)[(triton.cdiv(m, rows),)](x, weight, bias, y, mean, rstd, m, n, EPS, ROWS=rows, BLOCK=block, **meta)
+    via(kernel)[(triton_src.cdiv(m, rows),)](x, weight, bias, y, mean, rstd, m, n, EPS, ROWS=rows, BLOCK=block, **meta)
     return y, mean, rstd
 
 
@@ -346,10 +346,8 @@ def layernorm_fused_backward_kernel(dy_ptr, x_ptr, w_ptr, mean_ptr, rstd_ptr, dx
 def row_groups(m: int, wanted: int) -> tuple[int, int]:
     """M rows in at most `wanted` (at least 1, at most M) contiguous groups of equal size but the last: (groups,
     rows per group)."""
-    # Integer arithmetic, not triton.cdiv: a constexpr_function in Triton 3.6, whose wrapper costs the host about a
-    # microsecond a call, and this runs on every backward call.
-    rows_per_group = -(-m // min(m, max(1, wanted)))
-    return -(-m // rows_per_group), rows_per_group
+    rows_per_group = triton_src.cdiv(m, min(m, max(1, wanted)))
+    return triton_src.cdiv(m, rows_per_group), rows_per_group
 
 
 def fused_backward_programs(m: int, device: torch.device) -> tuple[int, int]:
@@ -364,7 +362,7 @@ def _launch_fused_backward(dy, x, weight, bias, mean, rstd, prefetch: bool, via=
     programs, rows_per_program = fused_backward_programs(m, x.device)
     part = partial_sums(programs, n, x.device, 2)
     via(layernorm_fused_backward_kernel)[(programs,)](dy, x, weight, mean, rstd, dx, part[0], part[1], m, n,
-                                                      rows_per_program, BLOCK=triton.next_power_of_2(n),
+                                                      rows_per_program, BLOCK=triton_src.next_power_of_2(n),
                                                       VALUES=PREFETCH_VALUES if prefetch else 32, PREFETCH=prefetch)
     sum_partials(part, grads, via)
     return dx, grads[0], grads[1]
@@ -490,14 +488,14 @@ def layernorm_split_backward_kernel(dy_ptr, x_ptr, w_ptr, mean_ptr, rstd_ptr, su
 def split_programs(m: int, chunks: int, device: torch.device) -> tuple[int, int]:
     """(groups of rows, rows per group) of a split backward: chunks · groups programs fill the GPU
     SPLIT_PROGRAMS_PER_SM times over, and each group writes one partial row."""
-    return row_groups(m, triton.cdiv(SPLIT_PROGRAMS_PER_SM * sm_count(device), chunks))
+    return row_groups(m, triton_src.cdiv(SPLIT_PROGRAMS_PER_SM * sm_count(device), chunks))
 
 
 def _split_backward(dy, x, weight, bias, mean, rstd, via=as_written):
     m, n = x.shape
     if n <= SPLIT_AFTER_COLS or not (m and n):
         return _prefetch_backward(dy, x, weight, bias, mean, rstd, via)
-    chunks = triton.cdiv(n, SPLIT_COLS)
+    chunks = triton_src.cdiv(n, SPLIT_COLS)
     sums = torch.empty((m, chunks, 2), device=x.device, dtype=torch.float32)
     via(layernorm_split_sums_kernel)[(m, chunks)](dy, x, weight, mean, rstd, sums, n, chunks, BLOCK=SPLIT_COLS,
                                                   num_warps=SPLIT_WARPS)
@@ -507,7 +505,7 @@ def _split_backward(dy, x, weight, bias, mean, rstd, via=as_written):
     part = partial_sums(groups, n, x.device, 2)
     via(layernorm_split_backward_kernel)[(chunks, groups)](
         dy, x, weight, mean, rstd, sums, dx, part[0], part[1], m, n, chunks, rows_per_program, BLOCK=SPLIT_COLS,
-        CHUNKS=triton.next_power_of_2(chunks), num_warps=SPLIT_WARPS)
+        CHUNKS=triton_src.next_power_of_2(chunks), num_warps=SPLIT_WARPS)
     sum_partials(part, grads, via)
     return dx, grads[0], grads[1]
 

@@ -98,7 +98,7 @@ def _basic(x, weight, via=as_written):
     y = torch.empty_like(x)
     rstd = torch.empty(m, device=x.device, dtype=torch.float32)
     if m and n:
-        via(rmsnorm_forward_kernel)[(m,)](x, weight, y, rstd, n, EPS, BLOCK=min(TILE, triton.next_power_of_2(n)))
+        via(rmsnorm_forward_kernel)[(m,)](x, weight, y, rstd, n, EPS, BLOCK=min(TILE, triton_src.next_power_of_2(n)))
     return y, rstd
 
 
@@ -110,7 +110,7 @@ def _basic_backward(dy, x, weight, rstd, via=as_written):
     programs = min(m, 4 * sm_count(x.device))
     part = partial_sums(programs, n, x.device, 1)
     via(rmsnorm_backward_kernel)[(programs,)](dy, x, weight, rstd, dx, part, m, n,
-                                              BLOCK=min(TILE, triton.next_power_of_2(n)))
+                                              BLOCK=min(TILE, triton_src.next_power_of_2(n)))
     sum_partials(part, dweight.view(1, n), via)
     return dx, dweight
 
@@ -151,7 +151,7 @@ def _fused(x, weight, via=as_written):
     y = torch.empty_like(x)
     rstd = torch.empty(m, device=x.device, dtype=torch.float32)
     rows, block = fused_tile(x)
-    via(rmsnorm_fused_kernel)[(triton.cdiv(m, rows),)](x, weight, y, rstd, m, n, EPS, ROWS=rows, BLOCK=block,
+    via(rmsnorm_fused_kernel)[(triton_src.cdiv(m, rows),)](x, weight, y, rstd, m, n, EPS, ROWS=rows, BLOCK=block,
                                                        VALUES=64)
     return y, rstd
 
@@ -193,7 +193,7 @@ def _launch_fused_backward(dy, x, weight, rstd, prefetch: bool, via=as_written):
     programs, rows_per_program = fused_backward_programs(m, x.device)
     part = partial_sums(programs, n, x.device, 1)
     via(rmsnorm_fused_backward_kernel)[(programs,)](dy, x, weight, rstd, dx, part, m, n, rows_per_program,
-                                                    BLOCK=triton.next_power_of_2(n),
+                                                    BLOCK=triton_src.next_power_of_2(n),
                                                     VALUES=PREFETCH_VALUES if prefetch else 32, PREFETCH=prefetch)
     sum_partials(part, dweight.view(1, n), via)
     return dx, dweight
@@ -275,7 +275,7 @@ def _split_backward(dy, x, weight, rstd, via=as_written):
     m, n = x.shape
     if n <= SPLIT_AFTER_COLS or not (m and n):
         return _prefetch_backward(dy, x, weight, rstd, via)
-    chunks = triton.cdiv(n, SPLIT_COLS)
+    chunks = triton_src.cdiv(n, SPLIT_COLS)
     sums = torch.empty((m, chunks), device=x.device, dtype=torch.float32)
     via(rmsnorm_split_sums_kernel)[(m, chunks)](dy, x, weight, rstd, sums, n, chunks, BLOCK=SPLIT_COLS,
                                                 num_warps=SPLIT_WARPS)
@@ -284,7 +284,7 @@ def _split_backward(dy, x, weight, rstd, via=as_written):
     part = partial_sums(groups, n, x.device, 1)
     via(rmsnorm_split_backward_kernel)[(chunks, groups)](dy, x, weight, rstd, sums, dx, part, m, n, chunks,
                                                          rows_per_program, BLOCK=SPLIT_COLS,
-                                                         CHUNKS=triton.next_power_of_2(chunks),
+                                                         CHUNKS=triton_src.next_power_of_2(chunks),
                                                          num_warps=SPLIT_WARPS)
     sum_partials(part, dweight.view(1, n), via)
     return dx, dweight

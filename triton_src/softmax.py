@@ -59,7 +59,7 @@ def _basic(x: torch.Tensor, via=as_written) -> torch.Tensor:
     if n_cols > MAX_BASIC_COLS:
         raise InputError(f"softmax: triton:basic holds a whole row in one block and takes N <= {MAX_BASIC_COLS}; "
                          f"x has N = {n_cols} (shape {tuple(x.shape)}); use triton:tuned for longer rows")
-    via(softmax_basic_kernel)[(n_rows,)](x, y, n_cols, BLOCK=triton.next_power_of_2(n_cols))
+    via(softmax_basic_kernel)[(n_rows,)](x, y, n_cols, BLOCK=triton_src.next_power_of_2(n_cols))
     return y
 
 
@@ -125,9 +125,9 @@ def _tiled(x: torch.Tensor, via=as_written) -> torch.Tensor:
     if n_cols > MAX_CACHED_COLS or x.numel() == 0:
         return _basic(x, via)
     y = torch.empty_like(x)
-    block = triton.next_power_of_2(n_cols)
+    block = triton_src.next_power_of_2(n_cols)
     per_program = max(1, TILE_BYTES // (block * x.element_size()))
-    via(softmax_rows_kernel)[(triton.cdiv(n_rows, per_program),)](x, y, n_rows, n_cols, ROWS=per_program,
+    via(softmax_rows_kernel)[(triton_src.cdiv(n_rows, per_program),)](x, y, n_rows, n_cols, ROWS=per_program,
                                                                   BLOCK=block)
     return y
 
@@ -253,7 +253,7 @@ def _sm_count(device: torch.device) -> int:
 def _tuned(x: torch.Tensor, via=as_written) -> torch.Tensor:
     n_rows, n_cols = x.shape
     block = SPLIT_BYTES // x.element_size()
-    splits = triton.cdiv(n_cols, block)
+    splits = triton_src.cdiv(n_cols, block)
     if n_cols <= MAX_CACHED_COLS or x.numel() == 0 or n_rows >= 2 * _sm_count(x.device) or splits > MAX_SPLITS:
         return _online(x, via)
     y = torch.empty_like(x)
@@ -263,7 +263,7 @@ def _tuned(x: torch.Tensor, via=as_written) -> torch.Tensor:
     via(softmax_split_stats_kernel)[grid](x, part_max, part_sum, n_cols, splits, BLOCK=block,
                                           num_warps=_warps(block))
     via(softmax_split_write_kernel)[grid](x, y, part_max, part_sum, n_cols, splits, BLOCK=block,
-                                          SPLITS=triton.next_power_of_2(splits), num_warps=_warps(block))
+                                          SPLITS=triton_src.next_power_of_2(splits), num_warps=_warps(block))
     return y
 
 
@@ -380,7 +380,7 @@ def _packed(x: torch.Tensor, via=as_written) -> torch.Tensor:
         return _tuned(x, via)
     n_rows, n_cols = x.shape
     y = torch.empty_like(x)
-    words = triton.next_power_of_2(n_cols // 2)
+    words = triton_src.next_power_of_2(n_cols // 2)
     via(softmax_packed_kernel)[(n_rows,)](
         x.view(torch.int32), y.view(torch.int32), n_rows, n_cols // 2, ROWS=1, WORDS=words,
         IS_BF16=x.dtype == torch.bfloat16, PAD=TWO_NEG_INF_WORDS[x.dtype], PTX=triton_src.runs_ptx(x),
