@@ -147,7 +147,7 @@ def sum_partials(part: torch.Tensor, out: torch.Tensor, via=as_written) -> None:
     """out (K, N; any float dtype) = the column sums of each of part's K (G, N) fp32 buffers, in one launch."""
     count, rows, n = part.shape
     via(sum_partials_kernel)[(triton_src.cdiv(n, SUM_COLS), count)](part, out, rows, n, ROWS=SUM_ROWS, BLOCK=SUM_COLS,
-                                                                 num_warps=SUM_WARPS)
+                                                                    num_warps=SUM_WARPS)
 
 
 def _check(x, weight, *others, grad=None):

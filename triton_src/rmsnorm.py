@@ -152,7 +152,7 @@ def _fused(x, weight, via=as_written):
     rstd = torch.empty(m, device=x.device, dtype=torch.float32)
     rows, block = fused_tile(x)
     via(rmsnorm_fused_kernel)[(triton_src.cdiv(m, rows),)](x, weight, y, rstd, m, n, EPS, ROWS=rows, BLOCK=block,
-                                                       VALUES=64)
+                                                           VALUES=64)
     return y, rstd
 
 

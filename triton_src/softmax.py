@@ -128,7 +128,7 @@ def _tiled(x: torch.Tensor, via=as_written) -> torch.Tensor:
     block = triton_src.next_power_of_2(n_cols)
     per_program = max(1, TILE_BYTES // (block * x.element_size()))
     via(softmax_rows_kernel)[(triton_src.cdiv(n_rows, per_program),)](x, y, n_rows, n_cols, ROWS=per_program,
-                                                                  BLOCK=block)
+                                                                      BLOCK=block)
     return y
 
 
