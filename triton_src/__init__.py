@@ -146,7 +146,6 @@ class Launcher:
             if p.name not in values and p.default is inspect.Parameter.empty:
                 return compiled  # a parameter this launch did not name: leave it to kernel[grid]
             later.append(values.get(p.name, p.default))
-        compiled._init_handles()  # compiled.function and its module, which the direct launch passes (set by now)
         self.compiled[key] = (compiled, tuple(later))
         return compiled
 
