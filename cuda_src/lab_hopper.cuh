@@ -67,6 +67,15 @@ __device__ __forceinline__ void mbarrier_wait(uint64_t* bar, unsigned parity) {
       : "memory");
 }
 
+// `bytes` (a multiple of 16) of global memory at `src` into shared memory at `dst`, both 16-byte aligned, as one bulk
+// asynchronous copy completing on `bar` (its bytes announced there first): no tensor map, a contiguous run only.
+__device__ __forceinline__ void bulk_load(void* dst, const void* src, unsigned bytes, uint64_t* bar) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
+                   smem_address(dst)),
+               "l"(src), "r"(bytes), "r"(smem_address(bar))
+               : "memory");
+}
+
 // One box of a 2-D tensor map (coordinates: column, row) into shared memory, completing on `bar`.
 __device__ __forceinline__ void tma_load_2d(void* dst, const CUtensorMap* map, int col, int row, uint64_t* bar) {
   asm volatile(
@@ -134,12 +143,12 @@ __device__ __forceinline__ uint64_t smem_descriptor(const void* tile, uint32_t l
          static_cast<uint64_t>((stride_bytes >> 4) & 0x3FFF) << 32 | 1ull << 62;
 }
 
-#ifdef LAB_SM90A
 // Makes initialized barriers visible to the copy engine (the async proxy), not just to the other threads.
 __device__ __forceinline__ void fence_mbarrier_init() {
   asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
 }
 
+#ifdef LAB_SM90A
 // The stage ring of a warp-specialized wgmma kernel (matmul.cu v5 and v7, fp8_matmul.cu v3 to v5): Cfg::Stages
 // stages of an A tile (Cfg::kAStageBytes) and a B tile, A's first, in the dynamic shared memory, in the swizzled
 // layout TMA writes and wgmma reads. 128-byte swizzling repeats every 1024 bytes and wgmma locates rows within that

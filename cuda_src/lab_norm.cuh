@@ -11,6 +11,7 @@
 
 #include "lab_cluster.cuh"  // the sums over a row's threads, warp to cluster, and the cluster launch
 #include "lab_device.cuh"
+#include "lab_hopper.cuh"   // mbarriers and the bulk copy (v8)
 
 namespace lab {
 
@@ -349,6 +350,157 @@ cudaError_t with_cluster_shape(int64_t packets, int threads, Launch launch) {
   const int blocks = cluster_blocks(packets, int64_t{threads} * kMaxPacks);
   const int64_t held = int64_t{blocks} * threads;
   return with_pow2<1, kMaxPacks>((packets + held - 1) / held, [&](auto packs) { return launch(packs, blocks); });
+}
+
+// ---- v8 (a block's next rows staged in shared memory by the copy engine; sm_90). ------------------------------
+// A block takes rows blockIdx.x, blockIdx.x + gridDim.x, ... one at a time, all its threads on one row. Its dynamic
+// shared memory is a ring of `stages` slots, each one row of x and then one of dy, filled by bulk copies
+// (cp.async.bulk, two a row) that complete on the slot's barrier: the rows of the next stages - 1 turns are on
+// their way while this one is reduced and its dx written, whatever the registers hold. The block's j-th row sits in
+// slot j % stages, and its barrier's phase of that row has parity (j / stages) % 2. Thread 0 issues every copy; a
+// slot is refilled only after the block-wide barrier of its row's sum, which every thread reaches after reading its
+// packets of the slot. Rows must be 16-byte aligned (`vec`): a bulk copy moves whole 16-byte units.
+constexpr int kStagedSlotAlign = 128;
+
+template <typename T>
+struct StagedRows {
+  uint64_t* full;        // one barrier per slot, at the start of the dynamic shared memory
+  unsigned char* slots;  // then the slots, kStagedSlotAlign-aligned
+  int stages;
+  unsigned row_bytes;
+  int64_t slot_bytes;
+
+  // The dynamic shared memory a ring of `stages` slots takes for rows of `cols` elements.
+  __host__ __device__ static int64_t bytes(int stages, int64_t cols) {
+    return kStagedSlotAlign + stages * slot_size(cols);
+  }
+  __host__ __device__ static int64_t slot_size(int64_t cols) {
+    const int64_t both = 2 * cols * static_cast<int64_t>(sizeof(T));
+    return (both + kStagedSlotAlign - 1) / kStagedSlotAlign * kStagedSlotAlign;
+  }
+
+  __device__ StagedRows(unsigned char* smem, int stages_, int cols)
+      : full(reinterpret_cast<uint64_t*>(smem)),
+        slots(smem + kStagedSlotAlign),
+        stages(stages_),
+        row_bytes(static_cast<unsigned>(cols * sizeof(T))),
+        slot_bytes(slot_size(cols)) {}
+
+  // The barriers, and the block's first `stages` rows on their way. Every thread calls it.
+  __device__ void start(const T* x, const T* dy, int64_t rows, int cols) {
+    if (threadIdx.x == 0) {
+      for (int s = 0; s < stages; ++s) mbarrier_init(&full[s], 1);
+      fence_mbarrier_init();
+    }
+    __syncthreads();
+    for (int s = 0; s < stages; ++s) issue(s, blockIdx.x + int64_t{s} * gridDim.x, x, dy, rows, cols);
+  }
+
+  // Thread 0: `row` (if there is one) into `slot`.
+  __device__ void issue(int slot, int64_t row, const T* x, const T* dy, int64_t rows, int cols) {
+    if (threadIdx.x != 0 || row >= rows) return;
+    unsigned char* dst = slots + slot * slot_bytes;
+    mbarrier_expect_bytes(&full[slot], 2 * row_bytes);
+    bulk_load(dst, x + row * cols, row_bytes, &full[slot]);
+    bulk_load(dst + row_bytes, dy + row * cols, row_bytes, &full[slot]);
+  }
+
+  // The block's j-th row, once it has landed: this thread's packets of x and dy (rank, rank + size, ...; zeros past
+  // the row's end).
+  template <int kPacks>
+  __device__ void take(int64_t j, RowWords<T, kPacks>& xs, RowWords<T, kPacks>& gs, int rank, int size,
+                       int cols) const {
+    const int slot = static_cast<int>(j % stages);
+    mbarrier_wait(&full[slot], static_cast<unsigned>((j / stages) & 1));
+    const uint4* xr = reinterpret_cast<const uint4*>(slots + slot * slot_bytes);
+    const uint4* gr = reinterpret_cast<const uint4*>(slots + slot * slot_bytes + row_bytes);
+    const int packets = cols / Packet<T>::kSize;
+#pragma unroll
+    for (int i = 0; i < kPacks; ++i) {
+      const int packet = rank + i * size;
+      xs.p[i] = packet < packets ? xr[packet] : uint4{};
+      gs.p[i] = packet < packets ? gr[packet] : uint4{};
+    }
+  }
+
+  // After the block-wide barrier of the j-th row's sum (every thread has read that slot): thread 0 refills it with
+  // the row `stages` turns on.
+  __device__ void release(int64_t j, int64_t row, const T* x, const T* dy, int64_t rows, int cols) {
+    issue(static_cast<int>(j % stages), row + int64_t{stages} * gridDim.x, x, dy, rows, cols);
+  }
+};
+
+// v8's partial rows: one row slot a block, so each thread stores its own sums, kVec consecutive columns a packet
+// (float4 stores; the columns of a part are 16-byte aligned since N is a multiple of kVec). Every column of the
+// block's partial rows is written.
+template <typename T, int kGrads, int kPacks>
+__device__ __forceinline__ void write_thread_sums(const float (&acc)[kGrads][kPacks][Packet<T>::kSize],
+                                                  float* __restrict__ partials, int cols) {
+  constexpr int kVec = Packet<T>::kSize;
+#pragma unroll
+  for (int i = 0; i < kPacks; ++i) {
+    const int first = (threadIdx.x + i * blockDim.x) * kVec;
+    if (first >= cols) continue;
+#pragma unroll
+    for (int g = 0; g < kGrads; ++g) {
+      float4* dst = reinterpret_cast<float4*>(partials + (static_cast<int64_t>(g) * gridDim.x + blockIdx.x) * cols +
+                                              first);
+#pragma unroll
+      for (int h = 0; h < kVec / 4; ++h)
+        dst[h] = make_float4(acc[g][i][4 * h], acc[g][i][4 * h + 1], acc[g][i][4 * h + 2], acc[g][i][4 * h + 3]);
+    }
+  }
+}
+
+// How many slots v8's ring has: about kStagedRingBytes of shared memory a multiprocessor, shared among the blocks
+// its registers let it hold (`blocks`), between 2 and kStagedMaxStages slots a block. A slot holds 2·N elements,
+// so short rows get more slots and long rows fewer, for about the same bytes in flight a multiprocessor.
+constexpr int64_t kStagedRingBytes = 160 * 1024;
+constexpr int kStagedMaxStages = 8;
+
+template <typename T>
+int staged_stages(int64_t cols, int blocks) {
+  const int64_t fit = kStagedRingBytes / (blocks > 0 ? blocks : 1) / StagedRows<T>::slot_size(cols);
+  return static_cast<int>(fit < 2 ? 2 : (fit > kStagedMaxStages ? kStagedMaxStages : fit));
+}
+
+// The rows v8 takes, in both norms (the rows v4 holds: at most kMaxPackets, here 2048): fp16/bf16 rows of more than
+// 512 packets (N > 4096), 16-byte aligned, on Hopper; it returns the threads a row for them (a power of two up to
+// kMaxThreads, at least two packets a thread), 0 for every other row, which the step before takes. Where v8 took
+// shorter rows, or fp32 rows, or held one packet a thread, it ran level with or behind v7 (the rows `cuda:staged`,
+// `staged2` and `staged4` in results/nvidia-h200/norm-backward-staged/); on the 16-bit rows it takes, v6 and v4's
+// kernels keep a quarter to a half of the multiprocessor's warps (their registers), and v8's ring is what moves.
+constexpr int64_t kStagedShortestPackets = 513;
+constexpr int kStagedMinPacks = 2;
+
+template <typename T, int kMaxThreads>
+int staged_threads(int64_t packets, bool vec, int64_t max_packets) {
+  if (sizeof(T) != 2 || !vec || !has_clusters() || packets < kStagedShortestPackets || packets > max_packets)
+    return 0;
+  const int64_t wanted = pow2_at_least((packets + kStagedMinPacks - 1) / kStagedMinPacks);
+  return static_cast<int>(wanted > kMaxThreads ? kMaxThreads : wanted);
+}
+
+// v8's launch, given its kernel (whose last parameters are partials, rows, cols and stages, after `args`): one wave
+// of resident blocks of `threads`, each with its ring, then the sum over their partial rows (sum_partials). Called
+// with no workspace, it only says how many floats the workspace needs.
+template <typename T, int kGrads, typename Kernel, typename Call, typename... Args>
+cudaError_t launch_staged(Kernel kernel, const Call& c, int threads, Args... args) {
+  int blocks = 0;  // per multiprocessor, as far as its registers and threads go
+  if (cudaError_t err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads, 0); err != cudaSuccess)
+    return err;
+  const int stages = staged_stages<T>(c.cols, blocks);
+  const int64_t smem = StagedRows<T>::bytes(stages, c.cols);
+  if (cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             static_cast<int>(smem));
+      err != cudaSuccess)
+    return err;
+  const unsigned int grid = resident_grid(kernel, threads, static_cast<size_t>(smem), c.rows);
+  if (!c.workspace) return c.needs(kGrads * int64_t{grid} * c.cols);
+  kernel<<<grid, threads, static_cast<size_t>(smem), c.stream>>>(args..., c.workspace, c.rows,
+                                                                   static_cast<int>(c.cols), stages);
+  if (cudaError_t err = cudaGetLastError(); err != cudaSuccess) return err;
+  return sum_partials(c.workspace, grid, c.cols, c.grads(), c.stream);
 }
 
 }  // namespace lab
