@@ -26,6 +26,9 @@
 //   v7 prefetch  + the next row's packets loaded while this row's sums are reduced and its dx written: v5's
 //               cluster rows (loads in flight across the cluster barrier, in clusters of more than two blocks) and
 //               v6's rows of one packet a thread (the forward is v5's)
+//   v8 staged   + fp16/bf16 rows of 4K-16K elements (16-byte aligned) brought into a ring of shared memory by the
+//               copy engine (cp.async.bulk) several rows ahead, one row a block at a time: the bytes in flight set
+//               by the ring, not by the registers (the forward is v5's)
 //
 // The forward saves mean and rstd (fp32, M each) for the backward. Each step adds a path for the rows it is good at
 // and hands every other shape to the step before (its launcher's first line), so every row runs every shape: rows
@@ -77,6 +80,10 @@ cudaError_t launch_layernorm_prefetch_backward(lab::DType dtype, const void* dy,
                                                const float* mean, const float* rstd, void* dx, void* dw, void* db,
                                                float* workspace, int64_t* workspace_floats, int64_t rows, int64_t cols,
                                                cudaStream_t stream);
+cudaError_t launch_layernorm_staged_backward(lab::DType dtype, const void* dy, const void* x, const void* w,
+                                             const float* mean, const float* rstd, void* dx, void* dw, void* db,
+                                             float* workspace, int64_t* workspace_floats, int64_t rows, int64_t cols,
+                                             cudaStream_t stream);
 
 #ifdef __CUDACC__
 #include "lab_norm.cuh"
@@ -855,6 +862,102 @@ cudaError_t launch_layernorm_prefetch_backward(lab::DType dtype, const void* dy,
                            [](const auto& c) { return run_prefetch_backward(c); });
 }
 
+// ---- v8 staged: a block's next rows brought into shared memory by the copy engine (Hopper). ------------------
+// What limits v4, v6 and v7 on the rows one block holds: the bytes a multiprocessor has in flight are what its
+// threads' registers hold. On 16-bit rows of 4K-16K elements their kernels keep a quarter to a half of its warps
+// (v4: 128 registers a thread, one block of 512 threads), and under ncu they reach half to two thirds of the DRAM
+// bandwidth (results/nvidia-h200/norm-backward-profile.md). v8 stages those rows in a ring of shared memory
+// (lab::StagedRows): one thread issues two bulk copies a row (cp.async.bulk, x's row and dy's), so the rows of the
+// next turns are on their way whatever this row holds in registers; the ring (about lab::kStagedRingBytes a
+// multiprocessor) sets the bytes in flight. A row's threads read their packets from the slot, and the rest is v4's
+// arithmetic. Each thread keeps its own dw and db sums and writes them itself (lab::write_thread_sums): one row a
+// block, nothing to add across row slots. Which rows it takes, and why only those: lab::staged_threads. Every other
+// row goes to v7.
+template <typename T, int kPacks>
+__global__ void __launch_bounds__(kVecBackwardThreads) layernorm_staged_backward_kernel(
+    const T* __restrict__ dy, const T* __restrict__ x, const T* __restrict__ w, const float* __restrict__ mean,
+    const float* __restrict__ rstd, T* __restrict__ dx, float* __restrict__ partials, int64_t rows, int cols,
+    int stages) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  extern __shared__ __align__(lab::kStagedSlotAlign) unsigned char ring_memory[];
+  constexpr int kVec = lab::Packet<T>::kSize;
+  const int rank = threadIdx.x, size = blockDim.x;
+  lab::StagedRows<T> ring(ring_memory, stages, cols);
+  ring.start(x, dy, rows, cols);
+  float acc[2][kPacks][kVec] = {};  // Σ dy·x̂ (dw) and Σ dy (db) of this thread's columns over its rows
+  // mean and rstd one row ahead, in registers: loaded at the row's start, they would hold up its sums.
+  float mu_next = blockIdx.x < rows ? mean[blockIdx.x] : 0.0f, rs_next = blockIdx.x < rows ? rstd[blockIdx.x] : 0.0f;
+  int64_t turn = 0;
+  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x, ++turn) {
+    const float mu = mu_next, rs = rs_next;
+    if (row + gridDim.x < rows) mu_next = mean[row + gridDim.x], rs_next = rstd[row + gridDim.x];
+    lab::RowWords<T, kPacks> xs, gs;
+    ring.take(turn, xs, gs, rank, size, cols);
+    float2 s = make_float2(0.0f, 0.0f);  // Σ w·dy·x̂, Σ w·dy over the row
+#pragma unroll
+    for (int i = 0; i < kPacks; ++i) {
+      const uint4 wp = lab::load_words(w, rank + i * size, cols, true);  // past the end: dy = w = 0, adding nothing
+#pragma unroll
+      for (int k = 0; k < kVec; ++k) {
+        const float xhat = (xs(i, k) - mu) * rs, d = gs(i, k);
+        const float g = lab::word_element<T>(wp, k) * d;
+        s.x += g * xhat;
+        s.y += g;
+        acc[0][i][k] += d * xhat;
+        acc[1][i][k] += d;
+      }
+    }
+    s = lab::row_sum<kVecBackwardThreads>(s);
+    ring.release(turn, row, x, dy, rows, cols);  // every thread has read the slot: it takes a row stages turns on
+    const float c_xhat = s.x / static_cast<float>(cols), c_mean = s.y / static_cast<float>(cols);
+    xs.rewiden();
+    gs.rewiden();
+    T* dxr = dx + row * cols;
+#pragma unroll
+    for (int i = 0; i < kPacks; ++i) {
+      const int packet = rank + i * size;
+      const uint4 wp = lab::load_words(w, packet, cols, true);
+      float v[kVec];
+#pragma unroll
+      for (int k = 0; k < kVec; ++k) {
+        const float xhat = (xs(i, k) - mu) * rs;
+        v[k] = (lab::word_element<T>(wp, k) * gs(i, k) - c_mean - xhat * c_xhat) * rs;
+      }
+      lab::store_words(dxr, packet, cols, true, v);
+    }
+  }
+  lab::write_thread_sums<T, 2, kPacks>(acc, partials, cols);
+#else
+  __trap();  // the copy engine's bulk copies need compute capability 9.0; the launcher never sends such a GPU here
+#endif
+}
+
+// v8's rows (lab::staged_threads), one a block, S threads a row (a power of two up to 512, two to four packets a
+// thread); every other row to v7.
+template <typename T>
+cudaError_t run_staged_backward(const BackwardCall<T>& c) {
+  const int64_t packets = c.packets();
+  const int threads = lab::staged_threads<T, kVecBackwardThreads>(packets, c.vec, kBlockMaxBackwardPackets);
+  if constexpr (sizeof(T) == 2) {  // no fp32 row is v8's: no fp32 kernel is built
+    if (threads > 0) {
+      const int64_t packs_needed = (packets + threads - 1) / threads;
+      return lab::with_pow2<lab::kStagedMinPacks, kVecBackwardMaxPacks>(packs_needed, [&](auto packs) {
+        constexpr int kPacks = decltype(packs)::value;
+        return lab::launch_staged<T, 2>(layernorm_staged_backward_kernel<T, kPacks>, c, threads, c.dy, c.x, c.w, c.mean, c.rstd, c.dx);
+      });
+    }
+  }
+  return run_prefetch_backward(c);
+}
+
+cudaError_t launch_layernorm_staged_backward(lab::DType dtype, const void* dy, const void* x, const void* w,
+                                             const float* mean, const float* rstd, void* dx, void* dw, void* db,
+                                             float* workspace, int64_t* workspace_floats, int64_t rows, int64_t cols,
+                                             cudaStream_t stream) {
+  return dispatch_backward(dtype, dy, x, w, mean, rstd, dx, dw, db, workspace, workspace_floats, rows, cols, stream,
+                           [](const auto& c) { return run_staged_backward(c); });
+}
+
 cudaError_t launch_layernorm_vec(lab::DType dtype, const void* x, const void* w, const void* b, void* y, float* mean,
                                  float* rstd, int64_t rows, int64_t cols, cudaStream_t stream) {
   return dispatch_forward(dtype, x, w, b, y, mean, rstd, rows, cols, stream, [](const auto& c) { return run_vec(c); });
@@ -1065,6 +1168,18 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> layernorm_prefetch_backward(
   return layernorm_backward(dy, x, w, b, mean, rstd, "prefetch_backward", launch_layernorm_prefetch_backward);
 }
 
+// v8's forward is v5's: only its backward adds a path.
+std::tuple<at::Tensor, at::Tensor, at::Tensor> layernorm_staged(const at::Tensor& x, const at::Tensor& w,
+                                                               const at::Tensor& b) {
+  return layernorm_forward(x, w, b, "staged", launch_layernorm_cluster);
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> layernorm_staged_backward(
+    const at::Tensor& dy, const at::Tensor& x, const at::Tensor& w, const at::Tensor& b, const at::Tensor& mean,
+    const at::Tensor& rstd) {
+  return layernorm_backward(dy, x, w, b, mean, rstd, "staged_backward", launch_layernorm_staged_backward);
+}
+
 TORCH_LIBRARY(lab_layernorm, m) {
   m.def("naive(Tensor x, Tensor weight, Tensor bias) -> (Tensor, Tensor, Tensor)");
   m.def("naive_backward(Tensor dy, Tensor x, Tensor weight, Tensor bias, Tensor mean, Tensor rstd) -> "
@@ -1087,6 +1202,9 @@ TORCH_LIBRARY(lab_layernorm, m) {
   m.def("prefetch(Tensor x, Tensor weight, Tensor bias) -> (Tensor, Tensor, Tensor)");
   m.def("prefetch_backward(Tensor dy, Tensor x, Tensor weight, Tensor bias, Tensor mean, Tensor rstd) -> "
         "(Tensor, Tensor, Tensor)");
+  m.def("staged(Tensor x, Tensor weight, Tensor bias) -> (Tensor, Tensor, Tensor)");
+  m.def("staged_backward(Tensor dy, Tensor x, Tensor weight, Tensor bias, Tensor mean, Tensor rstd) -> "
+        "(Tensor, Tensor, Tensor)");
 }
 
 TORCH_LIBRARY_IMPL(lab_layernorm, CUDA, m) {
@@ -1104,6 +1222,8 @@ TORCH_LIBRARY_IMPL(lab_layernorm, CUDA, m) {
   m.impl("occupancy_backward", &layernorm_occupancy_backward);
   m.impl("prefetch", &layernorm_prefetch);
   m.impl("prefetch_backward", &layernorm_prefetch_backward);
+  m.impl("staged", &layernorm_staged);
+  m.impl("staged_backward", &layernorm_staged_backward);
 }
 
 #endif

@@ -25,6 +25,9 @@
 //   v7 prefetch  + the next row's packets loaded while this row's sum is reduced and its dx written: v5's cluster
 //               rows (loads in flight across the cluster barrier, in clusters of more than two blocks) and v6's rows
 //               of one packet a thread in fp16/bf16, two in fp32 (the forward is v5's)
+//   v8 staged   + fp16/bf16 rows of 4K-16K elements (16-byte aligned) brought into a ring of shared memory by the
+//               copy engine (cp.async.bulk) several rows ahead, one row a block at a time: the bytes in flight set
+//               by the ring, not by the registers (the forward is v5's)
 //
 // The forward saves rstd (fp32, M) for the backward. Each step adds a path for the rows it is good at and hands
 // every other shape to the step before (its launcher's first line), so every row runs every shape: rows longer than
@@ -73,6 +76,10 @@ cudaError_t launch_rmsnorm_prefetch_backward(lab::DType dtype, const void* dy, c
                                              const float* rstd, void* dx, void* dw, float* workspace,
                                              int64_t* workspace_floats, int64_t rows, int64_t cols,
                                              cudaStream_t stream);
+cudaError_t launch_rmsnorm_staged_backward(lab::DType dtype, const void* dy, const void* x, const void* w,
+                                           const float* rstd, void* dx, void* dw, float* workspace,
+                                           int64_t* workspace_floats, int64_t rows, int64_t cols,
+                                           cudaStream_t stream);
 
 #ifdef __CUDACC__
 #include "lab_norm.cuh"
@@ -755,6 +762,86 @@ cudaError_t launch_rmsnorm_prefetch_backward(lab::DType dtype, const void* dy, c
                            [](const auto& c) { return run_prefetch_backward(c); });
 }
 
+// ---- v8 staged: a block's next rows brought into shared memory by the copy engine (Hopper). ------------------
+// layernorm.cu's v8, with RMSNorm's arithmetic: fp16/bf16 rows of 4K-16K elements, 16-byte aligned
+// (lab::staged_threads), staged in a ring of shared memory by bulk copies (lab::StagedRows), so the bytes in flight
+// are the ring's and not the registers'. Every other row goes to v7.
+template <typename T, int kPacks>
+__global__ void __launch_bounds__(kVecBackwardThreads) rmsnorm_staged_backward_kernel(
+    const T* __restrict__ dy, const T* __restrict__ x, const T* __restrict__ w, const float* __restrict__ rstd,
+    T* __restrict__ dx, float* __restrict__ partials, int64_t rows, int cols, int stages) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  extern __shared__ __align__(lab::kStagedSlotAlign) unsigned char ring_memory[];
+  constexpr int kVec = lab::Packet<T>::kSize;
+  const int rank = threadIdx.x, size = blockDim.x;
+  lab::StagedRows<T> ring(ring_memory, stages, cols);
+  ring.start(x, dy, rows, cols);
+  float acc[1][kPacks][kVec] = {};  // Σ dy·x̂ (dw) of this thread's columns over its rows
+  float rs_next = blockIdx.x < rows ? rstd[blockIdx.x] : 0.0f;  // one row ahead, as in layernorm.cu's v8
+  int64_t turn = 0;
+  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x, ++turn) {
+    const float rs = rs_next;
+    if (row + gridDim.x < rows) rs_next = rstd[row + gridDim.x];
+    lab::RowWords<T, kPacks> xs, gs;
+    ring.take(turn, xs, gs, rank, size, cols);
+    float s = 0.0f;  // Σ w·dy·x̂ over the row
+#pragma unroll
+    for (int i = 0; i < kPacks; ++i) {
+      const uint4 wp = lab::load_words(w, rank + i * size, cols, true);  // past the end: dy = w = 0, adding nothing
+#pragma unroll
+      for (int k = 0; k < kVec; ++k) {
+        const float xhat = xs(i, k) * rs, d = gs(i, k);
+        s += lab::word_element<T>(wp, k) * d * xhat;
+        acc[0][i][k] += d * xhat;
+      }
+    }
+    s = lab::row_sum<kVecBackwardThreads>(s);
+    ring.release(turn, row, x, dy, rows, cols);  // every thread has read the slot: it takes a row stages turns on
+    const float c_xhat = s / static_cast<float>(cols);
+    xs.rewiden();
+    gs.rewiden();
+    T* dxr = dx + row * cols;
+#pragma unroll
+    for (int i = 0; i < kPacks; ++i) {
+      const int packet = rank + i * size;
+      const uint4 wp = lab::load_words(w, packet, cols, true);
+      float v[kVec];
+#pragma unroll
+      for (int k = 0; k < kVec; ++k)
+        v[k] = (lab::word_element<T>(wp, k) * gs(i, k) - xs(i, k) * rs * c_xhat) * rs;
+      lab::store_words(dxr, packet, cols, true, v);
+    }
+  }
+  lab::write_thread_sums<T, 1, kPacks>(acc, partials, cols);
+#else
+  __trap();  // the copy engine's bulk copies need compute capability 9.0; the launcher never sends such a GPU here
+#endif
+}
+
+template <typename T>
+cudaError_t run_staged_backward(const BackwardCall<T>& c) {
+  const int64_t packets = c.packets();
+  const int threads = lab::staged_threads<T, kVecBackwardThreads>(packets, c.vec, kBlockMaxBackwardPackets);
+  if constexpr (sizeof(T) == 2) {  // no fp32 row is v8's: no fp32 kernel is built
+    if (threads > 0) {
+      const int64_t packs_needed = (packets + threads - 1) / threads;
+      return lab::with_pow2<lab::kStagedMinPacks, kVecBackwardMaxPacks>(packs_needed, [&](auto packs) {
+        constexpr int kPacks = decltype(packs)::value;
+        return lab::launch_staged<T, 1>(rmsnorm_staged_backward_kernel<T, kPacks>, c, threads, c.dy, c.x, c.w, c.rstd, c.dx);
+      });
+    }
+  }
+  return run_prefetch_backward(c);
+}
+
+cudaError_t launch_rmsnorm_staged_backward(lab::DType dtype, const void* dy, const void* x, const void* w,
+                                           const float* rstd, void* dx, void* dw, float* workspace,
+                                           int64_t* workspace_floats, int64_t rows, int64_t cols,
+                                           cudaStream_t stream) {
+  return dispatch_backward(dtype, dy, x, w, rstd, dx, dw, workspace, workspace_floats, rows, cols, stream,
+                           [](const auto& c) { return run_staged_backward(c); });
+}
+
 #else  // host half: the torch binding
 
 #include <tuple>
@@ -897,6 +984,16 @@ std::tuple<at::Tensor, at::Tensor> rmsnorm_prefetch_backward(const at::Tensor& d
   return rmsnorm_backward(dy, x, w, rstd, "prefetch_backward", launch_rmsnorm_prefetch_backward);
 }
 
+// v8's forward is v5's: only its backward adds a path.
+std::tuple<at::Tensor, at::Tensor> rmsnorm_staged(const at::Tensor& x, const at::Tensor& w) {
+  return rmsnorm_forward(x, w, "staged", launch_rmsnorm_cluster);
+}
+
+std::tuple<at::Tensor, at::Tensor> rmsnorm_staged_backward(const at::Tensor& dy, const at::Tensor& x,
+                                                           const at::Tensor& w, const at::Tensor& rstd) {
+  return rmsnorm_backward(dy, x, w, rstd, "staged_backward", launch_rmsnorm_staged_backward);
+}
+
 TORCH_LIBRARY(lab_rmsnorm, m) {
   m.def("naive(Tensor x, Tensor weight) -> (Tensor, Tensor)");
   m.def("naive_backward(Tensor dy, Tensor x, Tensor weight, Tensor rstd) -> (Tensor, Tensor)");
@@ -912,6 +1009,8 @@ TORCH_LIBRARY(lab_rmsnorm, m) {
   m.def("occupancy_backward(Tensor dy, Tensor x, Tensor weight, Tensor rstd) -> (Tensor, Tensor)");
   m.def("prefetch(Tensor x, Tensor weight) -> (Tensor, Tensor)");
   m.def("prefetch_backward(Tensor dy, Tensor x, Tensor weight, Tensor rstd) -> (Tensor, Tensor)");
+  m.def("staged(Tensor x, Tensor weight) -> (Tensor, Tensor)");
+  m.def("staged_backward(Tensor dy, Tensor x, Tensor weight, Tensor rstd) -> (Tensor, Tensor)");
 }
 
 TORCH_LIBRARY_IMPL(lab_rmsnorm, CUDA, m) {
@@ -929,6 +1028,8 @@ TORCH_LIBRARY_IMPL(lab_rmsnorm, CUDA, m) {
   m.impl("occupancy_backward", &rmsnorm_occupancy_backward);
   m.impl("prefetch", &rmsnorm_prefetch);
   m.impl("prefetch_backward", &rmsnorm_prefetch_backward);
+  m.impl("staged", &rmsnorm_staged);
+  m.impl("staged_backward", &rmsnorm_staged_backward);
 }
 
 #endif

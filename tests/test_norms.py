@@ -320,3 +320,31 @@ def test_the_occupancy_step_launches_its_own_kernel_on_the_rows_it_is_for(norm, 
     fn.lab_timed(*state)
     names = [a["name"] for a in timing.gpu_activities(lambda: fn.lab_timed(*state))]
     assert any(f"{norm}_{kernel}" in name for name in names), f"{shape} {dtype} launched {names}"
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("norm", ["layernorm", "rmsnorm"])
+@pytest.mark.parametrize("dtype,shape,kernel", [
+    (torch.bfloat16, (64, 8192), "staged_backward_kernel"),          # two packets a thread
+    (torch.float16, (1000, 16384), "staged_backward_kernel"),        # four, more rows than the grid's blocks
+    (torch.bfloat16, (300, 4104), "staged_backward_kernel"),         # 513 packets, the shortest row it takes
+    (torch.bfloat16, (64, 4096), "prefetch_block_backward_kernel"),  # 512 packets: v7's
+    (torch.float32, (64, 2048), "prefetch_block_backward_kernel"),   # fp32: v7's
+    (torch.float16, (8, 8194), "_backward_kernel"),                  # N not a multiple of 8 (rows not aligned): v7's
+])
+def test_the_staged_step_launches_its_own_kernel_on_aligned_block_rows(norm, dtype, shape, kernel):
+    """v8 stages fp16/bf16 rows of 513-2048 packets through shared memory by bulk copies, which move whole 16-byte
+    units of 16-byte aligned rows; any other row goes to v7."""
+    from compare import timing
+
+    if torch.cuda.get_device_capability()[0] < 9:
+        pytest.skip("bulk copies need compute capability 9.0")
+    op = discover.load_op(f"{norm}-backward")
+    fn = next(i for i in discover.implementations(op) if i.name == "cuda:staged").load()
+    device = torch.device("cuda")
+    state = fn.lab_prepare(*op.make_inputs(shape, dtype, device, torch.Generator(device=device).manual_seed(0)))
+    fn.lab_timed(*state)
+    names = [a["name"] for a in timing.gpu_activities(lambda: fn.lab_timed(*state))]
+    assert any(f"{norm}_{kernel}" in name for name in names), f"{shape} {dtype} launched {names}"
+    if kernel != "staged_backward_kernel":
+        assert not any("staged" in name for name in names), f"{shape} {dtype} launched {names}"
