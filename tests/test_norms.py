@@ -330,7 +330,7 @@ def test_the_occupancy_step_launches_its_own_kernel_on_the_rows_it_is_for(norm, 
     (torch.bfloat16, (300, 4104), "staged_backward_kernel"),         # 513 packets, the shortest row it takes
     (torch.bfloat16, (64, 4096), "prefetch_block_backward_kernel"),  # 512 packets: v7's
     (torch.float32, (64, 2048), "prefetch_block_backward_kernel"),   # fp32: v7's
-    (torch.float16, (8, 8194), "_backward_kernel"),                  # N not a multiple of 8 (rows not aligned): v7's
+    (torch.float16, (8, 8194), "vec_backward_kernel"),  # N not a multiple of 8 (rows not aligned): v7 hands it to v4
 ])
 def test_the_staged_step_launches_its_own_kernel_on_aligned_block_rows(norm, dtype, shape, kernel):
     """v8 stages fp16/bf16 rows of 513-2048 packets through shared memory by bulk copies, which move whole 16-byte
