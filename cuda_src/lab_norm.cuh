@@ -481,6 +481,21 @@ int staged_threads(int64_t packets, bool vec, int64_t max_packets) {
   return static_cast<int>(wanted > kMaxThreads ? kMaxThreads : wanted);
 }
 
+// v8's shape for c's rows: launch(packs, threads) with the threads a row (staged_threads) and the packets a thread
+// (a power of two from kStagedMinPacks to kMaxPacks, as a std::integral_constant), or fallback() for the rows v8
+// does not take. No fp32 instantiation of `launch` is made: v8 takes no fp32 row.
+template <typename T, int kMaxThreads, int kMaxPacks, typename Call, typename Launch, typename Fallback>
+cudaError_t with_staged_shape(const Call& c, Launch launch, Fallback fallback) {
+  const int64_t packets = c.packets();
+  const int threads = staged_threads<T, kMaxThreads>(packets, c.vec, int64_t{kMaxThreads} * kMaxPacks);
+  if constexpr (sizeof(T) == 2) {
+    if (threads > 0)
+      return with_pow2<kStagedMinPacks, kMaxPacks>((packets + threads - 1) / threads,
+                                                   [&](auto packs) { return launch(packs, threads); });
+  }
+  return fallback();
+}
+
 // v8's launch, given its kernel (whose last parameters are partials, rows, cols and stages, after `args`): one wave
 // of resident blocks of `threads`, each with its ring, then the sum over their partial rows (sum_partials). Called
 // with no workspace, it only says how many floats the workspace needs.

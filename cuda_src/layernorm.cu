@@ -455,6 +455,55 @@ constexpr int kVecBackwardMaxPacks = 4;
 constexpr int64_t kVecWarpBackwardPackets = 32 * kVecBackwardMaxPacks;                          // v3 backward
 constexpr int64_t kBlockMaxBackwardPackets = int64_t{kVecBackwardThreads} * kVecBackwardMaxPacks;  // v4 backward
 
+// One row's backward as a thread holds it (packets rank, rank + size, ... of x and dy, widened where read), shared by
+// every packet step from v3 on. backward_row_sums: this thread's part of the row's two sums, Σ w·dy·x̂ and Σ w·dy
+// (`held` = 0 for a row slot past the last row: w reads as 0 and adds nothing), and its dy·x̂ and dy added into acc.
+template <typename T, int kPacks>
+__device__ __forceinline__ float2 backward_row_sums(const lab::RowWords<T, kPacks>& xs,
+                                                    const lab::RowWords<T, kPacks>& gs, const T* __restrict__ w,
+                                                    float mu, float rs, int rank, int size, int held, bool vec,
+                                                    float (&acc)[2][kPacks][lab::Packet<T>::kSize]) {
+  constexpr int kVec = lab::Packet<T>::kSize;
+  float2 s = make_float2(0.0f, 0.0f);
+#pragma unroll
+  for (int i = 0; i < kPacks; ++i) {
+    const uint4 wp = lab::load_words(w, rank + i * size, held, vec);  // past the end: dy = w = 0, adding nothing
+#pragma unroll
+    for (int k = 0; k < kVec; ++k) {
+      const float xhat = (xs(i, k) - mu) * rs, d = gs(i, k);
+      const float g = lab::word_element<T>(wp, k) * d;
+      s.x += g * xhat;
+      s.y += g;
+      acc[0][i][k] += d * xhat;
+      acc[1][i][k] += d;
+    }
+  }
+  return s;
+}
+
+// backward_row_dx: given the row's two sums (over all its threads), this thread's packets of dx, into the row dxr.
+template <typename T, int kPacks>
+__device__ __forceinline__ void backward_row_dx(lab::RowWords<T, kPacks>& xs, lab::RowWords<T, kPacks>& gs,
+                                                const T* __restrict__ w, float mu, float rs, float2 s,
+                                                T* __restrict__ dxr, int rank, int size, int cols, bool vec) {
+  constexpr int kVec = lab::Packet<T>::kSize;
+  const float c_xhat = s.x / static_cast<float>(cols), c_mean = s.y / static_cast<float>(cols);
+  xs.rewiden();
+  gs.rewiden();
+#pragma unroll
+  for (int i = 0; i < kPacks; ++i) {
+    const int packet = rank + i * size;
+    const uint4 wp = lab::load_words(w, packet, cols, vec);
+    float v[kVec];
+#pragma unroll
+    for (int k = 0; k < kVec; ++k) {
+      const float xhat = (xs(i, k) - mu) * rs;
+      v[k] = (lab::word_element<T>(wp, k) * gs(i, k) - c_mean - xhat * c_xhat) * rs;
+    }
+    lab::store_words(dxr, packet, cols, vec, v);
+  }
+}
+
 // v3/v4/v6's body, and v7's on v6's rows (kPrefetch: the next row's loads issued before this row's sums).
 template <typename T, int kPacks, bool kPrefetch = false>
 __device__ __forceinline__ void vec_backward_rows(const T* __restrict__ dy, const T* __restrict__ x,
@@ -487,40 +536,12 @@ __device__ __forceinline__ void vec_backward_rows(const T* __restrict__ dy, cons
     } else {
       load_slot(row, xs, gs, mu, rs);  // v3/v4/v6: a row's loads at its start, waited for by its sums
     }
-    float2 s = make_float2(0.0f, 0.0f);  // Σ w·dy·x̂, Σ w·dy over the row
-#pragma unroll
-    for (int i = 0; i < kPacks; ++i) {
-      const uint4 wp = lab::load_words(w, rank + i * size, held, vec);  // past the end: dy = w = 0, adding nothing
-#pragma unroll
-      for (int k = 0; k < kVec; ++k) {
-        const float xhat = (xs(i, k) - mu) * rs, d = gs(i, k);
-        const float g = lab::word_element<T>(wp, k) * d;
-        s.x += g * xhat;
-        s.y += g;
-        acc[0][i][k] += d * xhat;
-        acc[1][i][k] += d;
-      }
-    }
+    float2 s = backward_row_sums(xs, gs, w, mu, rs, rank, size, held, vec, acc);  // Σ w·dy·x̂, Σ w·dy
     // v7: the next rows' loads, in flight across this row's reduction (its barriers) and its dx.
     if (kPrefetch && base + Rows::step() < rows) load_slot(row + Rows::step(), x_next, g_next, mu_next, rs_next);
     s = lab::row_sum<kVecBackwardThreads>(s);
     if (!active) continue;
-    const float c_xhat = s.x / static_cast<float>(cols), c_mean = s.y / static_cast<float>(cols);
-    xs.rewiden();
-    gs.rewiden();
-    T* dxr = dx + offset;
-#pragma unroll
-    for (int i = 0; i < kPacks; ++i) {
-      const int packet = rank + i * size;
-      const uint4 wp = lab::load_words(w, packet, cols, vec);
-      float v[kVec];
-#pragma unroll
-      for (int k = 0; k < kVec; ++k) {
-        const float xhat = (xs(i, k) - mu) * rs;
-        v[k] = (lab::word_element<T>(wp, k) * gs(i, k) - c_mean - xhat * c_xhat) * rs;
-      }
-      lab::store_words(dxr, packet, cols, vec, v);
-    }
+    backward_row_dx(xs, gs, w, mu, rs, s, dx + offset, rank, size, cols, vec);
   }
   lab::write_register_sums<T, 2, kPacks, kVecBackwardThreads>(acc, partials, cols);
 }
@@ -645,6 +666,8 @@ __device__ __forceinline__ void cluster_backward_rows(const T* __restrict__ dy, 
   for (int64_t row = cluster; row < rows; row += clusters, parity ^= 1) {  // the same rows for the whole cluster
     if (!kPrefetch) load_row(row, xs, gs, mu, rs);  // v5: a row's loads at its start, waited for by its sums
     float2 s = make_float2(0.0f, 0.0f);  // Σ w·dy·x̂, Σ w·dy over this thread's part of the row
+    // backward_row_sums and backward_row_dx written out: through them, v7's cluster kernels (the kPrefetch
+    // instantiations) compile to another schedule (fp32: 93 registers against 86), not measured; v5's are the same.
 #pragma unroll
     for (int i = 0; i < kPacks; ++i) {
       const uint4 wp = lab::load_words(w, rank + i * size, cols, vec);  // past the end: dy = w = 0, adding nothing
@@ -893,38 +916,10 @@ __global__ void __launch_bounds__(kVecBackwardThreads) layernorm_staged_backward
     if (row + gridDim.x < rows) mu_next = mean[row + gridDim.x], rs_next = rstd[row + gridDim.x];
     lab::RowWords<T, kPacks> xs, gs;
     ring.take(turn, xs, gs, rank, size, cols);
-    float2 s = make_float2(0.0f, 0.0f);  // Σ w·dy·x̂, Σ w·dy over the row
-#pragma unroll
-    for (int i = 0; i < kPacks; ++i) {
-      const uint4 wp = lab::load_words(w, rank + i * size, cols, true);  // past the end: dy = w = 0, adding nothing
-#pragma unroll
-      for (int k = 0; k < kVec; ++k) {
-        const float xhat = (xs(i, k) - mu) * rs, d = gs(i, k);
-        const float g = lab::word_element<T>(wp, k) * d;
-        s.x += g * xhat;
-        s.y += g;
-        acc[0][i][k] += d * xhat;
-        acc[1][i][k] += d;
-      }
-    }
+    float2 s = backward_row_sums(xs, gs, w, mu, rs, rank, size, cols, true, acc);  // Σ w·dy·x̂, Σ w·dy
     s = lab::row_sum<kVecBackwardThreads>(s);
     ring.release(turn, row, x, dy, rows, cols);  // every thread has read the slot: it takes a row stages turns on
-    const float c_xhat = s.x / static_cast<float>(cols), c_mean = s.y / static_cast<float>(cols);
-    xs.rewiden();
-    gs.rewiden();
-    T* dxr = dx + row * cols;
-#pragma unroll
-    for (int i = 0; i < kPacks; ++i) {
-      const int packet = rank + i * size;
-      const uint4 wp = lab::load_words(w, packet, cols, true);
-      float v[kVec];
-#pragma unroll
-      for (int k = 0; k < kVec; ++k) {
-        const float xhat = (xs(i, k) - mu) * rs;
-        v[k] = (lab::word_element<T>(wp, k) * gs(i, k) - c_mean - xhat * c_xhat) * rs;
-      }
-      lab::store_words(dxr, packet, cols, true, v);
-    }
+    backward_row_dx(xs, gs, w, mu, rs, s, dx + row * cols, rank, size, cols, true);
   }
   lab::write_thread_sums<T, 2, kPacks>(acc, partials, cols);
 #else
@@ -936,18 +931,14 @@ __global__ void __launch_bounds__(kVecBackwardThreads) layernorm_staged_backward
 // thread); every other row to v7.
 template <typename T>
 cudaError_t run_staged_backward(const BackwardCall<T>& c) {
-  const int64_t packets = c.packets();
-  const int threads = lab::staged_threads<T, kVecBackwardThreads>(packets, c.vec, kBlockMaxBackwardPackets);
-  if constexpr (sizeof(T) == 2) {  // no fp32 row is v8's: no fp32 kernel is built
-    if (threads > 0) {
-      const int64_t packs_needed = (packets + threads - 1) / threads;
-      return lab::with_pow2<lab::kStagedMinPacks, kVecBackwardMaxPacks>(packs_needed, [&](auto packs) {
+  return lab::with_staged_shape<T, kVecBackwardThreads, kVecBackwardMaxPacks>(
+      c,
+      [&](auto packs, int threads) {
         constexpr int kPacks = decltype(packs)::value;
-        return lab::launch_staged<T, 2>(layernorm_staged_backward_kernel<T, kPacks>, c, threads, c.dy, c.x, c.w, c.mean, c.rstd, c.dx);
-      });
-    }
-  }
-  return run_prefetch_backward(c);
+        return lab::launch_staged<T, 2>(layernorm_staged_backward_kernel<T, kPacks>, c, threads, c.dy, c.x, c.w,
+                                        c.mean, c.rstd, c.dx);
+      },
+      [&] { return run_prefetch_backward(c); });
 }
 
 cudaError_t launch_layernorm_staged_backward(lab::DType dtype, const void* dy, const void* x, const void* w,
