@@ -464,9 +464,9 @@ int staged_stages(int64_t cols, int blocks) {
   return static_cast<int>(fit < 2 ? 2 : (fit > kStagedMaxStages ? kStagedMaxStages : fit));
 }
 
-// The rows v8 takes, in both norms (the rows v4 holds: at most kMaxPackets, here 2048): fp16/bf16 rows of more than
-// 512 packets (N > 4096), 16-byte aligned, on Hopper; it returns the threads a row for them (a power of two up to
-// kMaxThreads, at least two packets a thread), 0 for every other row, which the step before takes. Where v8 took
+// The rows v8 takes, in both norms, among those one block holds (at most `max_packets`: v4's 2048): fp16/bf16 rows
+// of more than 512 packets (N > 4096), 16-byte aligned, on Hopper. Returns the threads a row for them (a power of
+// two up to kMaxThreads, at least two packets a thread), 0 for every other row, which the step before takes. Where v8 took
 // shorter rows, or fp32 rows, or held one packet a thread, it ran level with or behind v7 (the rows `cuda:staged`,
 // `staged2` and `staged4` in results/nvidia-h200/norm-backward-staged/); on the 16-bit rows it takes, v6 and v4's
 // kernels keep a quarter to a half of the multiprocessor's warps (their registers), and v8's ring is what moves.
