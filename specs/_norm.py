@@ -25,9 +25,13 @@ INTERPRET_SHAPES = [(1, 1), (7, 3), (5, 127), (4, 300), (33, 64)]
 # 2^31 + 1024 elements in rows of 1024, a length every step of both sides takes itself (none hands it down): a
 # row's offset row·N computed in 32 bits wraps for the last rows (tests/test_bad_inputs.py).
 INDEX_OVERFLOW_SHAPE = (2**21 + 1, 1024)
+# The ladder's cells, where the steps take different rows: the largest shape alone (N = 64K) is a row over a cluster,
+# which v3, v4, v6 and v8 each hand down, so their columns there would show only the steps for long rows.
+LADDER_CELLS = [(torch.float32, (4096, 4096)), (torch.bfloat16, (4096, 2048)), (torch.bfloat16, (4096, 16384)),
+                (torch.bfloat16, (256, 65536))]
 SHAPES = dict(check_shapes=CHECK_SHAPES, bench_shapes=BENCH_SHAPES, quick_bench_shapes=QUICK_BENCH_SHAPES,
               interpret_shapes=INTERPRET_SHAPES, dtypes=DTYPES, shape_names=("M", "N"),
-              index_overflow_shape=INDEX_OVERFLOW_SHAPE)
+              index_overflow_shape=INDEX_OVERFLOW_SHAPE, ladder_cells=LADDER_CELLS)
 # Backward only: a column per row, where LayerNorm's output is its bias (constant, refused as degenerate in the
 # forward) while its gradients still tell right from wrong.
 BACKWARD_CHECK_SHAPES = [(17, 1)]
