@@ -886,16 +886,18 @@ cudaError_t launch_layernorm_prefetch_backward(lab::DType dtype, const void* dy,
 }
 
 // ---- v8 staged: a block's next rows brought into shared memory by the copy engine (Hopper). ------------------
-// What limits v4, v6 and v7 on the rows one block holds: the bytes a multiprocessor has in flight are what its
-// threads' registers hold. On 16-bit rows of 4K-16K elements their kernels keep a quarter to a half of its warps
-// (v4: 128 registers a thread, one block of 512 threads), and under ncu they reach half to two thirds of the DRAM
-// bandwidth (results/nvidia-h200/norm-backward-profile.md). v8 stages those rows in a ring of shared memory
-// (lab::StagedRows): one thread issues two bulk copies a row (cp.async.bulk, x's row and dy's), so the rows of the
-// next turns are on their way whatever this row holds in registers; the ring (about lab::kStagedRingBytes a
-// multiprocessor) sets the bytes in flight. A row's threads read their packets from the slot, and the rest is v4's
-// arithmetic. Each thread keeps its own dw and db sums and writes them itself (lab::write_thread_sums): one row a
-// block, nothing to add across row slots. Which rows it takes, and why only those: lab::staged_threads. Every other
-// row goes to v7.
+// On the rows one block holds, v4, v6 and v7 keep in flight what their threads' registers hold: on 16-bit rows of
+// 4K-16K elements their kernels run a quarter to a half of the multiprocessor's warps (v4: 128 registers a thread,
+// one block of 512 threads), and under ncu they stay well short of the DRAM bandwidth, as Triton's kernel does
+// (results/nvidia-h200/norm-backward-profile.md). v8 stages those rows in a ring of shared memory (lab::StagedRows):
+// one thread issues two bulk copies a row (cp.async.bulk, x's row and dy's), so the rows of the next turns are on
+// their way whatever this row holds in registers; the ring (about lab::kStagedRingBytes a multiprocessor) sets the
+// bytes in flight. A row's threads read their packets from the slot, and the rest is v4's arithmetic. Each thread
+// keeps its own dw and db sums and writes them itself (lab::write_thread_sums): one row a block, nothing to add
+// across row slots. Which rows it takes, and why only those: lab::staged_threads. Every other row goes to v7. What
+// it bought (results/<gpu>/layernorm-backward.md, cuda:staged against cuda:prefetch at N = 8K-16K) is less than the
+// gap to the copy: with the loads off the registers, the rest of it lies in the row's own chain (its sums, two
+// block-wide barriers, its dx), one row a block at a time; not profiled.
 template <typename T, int kPacks>
 __global__ void __launch_bounds__(kVecBackwardThreads) layernorm_staged_backward_kernel(
     const T* __restrict__ dy, const T* __restrict__ x, const T* __restrict__ w, const float* __restrict__ mean,
