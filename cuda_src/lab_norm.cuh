@@ -466,10 +466,10 @@ int staged_stages(int64_t cols, int blocks) {
 
 // The rows v8 takes, in both norms, among those one block holds (at most `max_packets`: v4's 2048): fp16/bf16 rows
 // of more than 512 packets (N > 4096), 16-byte aligned, on Hopper. Returns the threads a row for them (a power of
-// two up to kMaxThreads, at least two packets a thread), 0 for every other row, which the step before takes. Where v8 took
-// shorter rows, or fp32 rows, or held one packet a thread, it ran level with or behind v7 (the rows `cuda:staged`,
-// `staged2` and `staged4` in results/nvidia-h200/norm-backward-staged/); on the 16-bit rows it takes, v6 and v4's
-// kernels keep a quarter to a half of the multiprocessor's warps (their registers), and v8's ring is what moves.
+// two up to kMaxThreads, at least two packets a thread), 0 for every other row, which the step before takes. The
+// rows `cuda:staged`, `staged2` and `staged4` of results/nvidia-h200/norm-backward-staged/ say why: on shorter 16-bit
+// rows, or with one packet a thread, v8 ran level with or behind v7; on fp32 rows it was ahead in one norm and behind
+// in the other; on the 16-bit rows it takes, where v4's kernel holds a quarter of the warps, it was ahead in both.
 constexpr int64_t kStagedShortestPackets = 513;
 constexpr int kStagedMinPacks = 2;
 
