@@ -464,34 +464,27 @@ int staged_stages(int64_t cols, int blocks) {
   return static_cast<int>(fit < 2 ? 2 : (fit > kStagedMaxStages ? kStagedMaxStages : fit));
 }
 
-// The rows v8 takes, in both norms, among those one block holds (at most `max_packets`: v4's 2048): fp16/bf16 rows
-// of more than 512 packets (N > 4096), 16-byte aligned, on Hopper. Returns the threads a row for them (a power of
-// two up to kMaxThreads, at least two packets a thread), 0 for every other row, which the step before takes. The
-// rows `cuda:staged`, `staged2` and `staged4` of results/nvidia-h200/norm-backward-staged/ say why: on shorter 16-bit
-// rows, or with one packet a thread, v8 ran level with or behind v7; on fp32 rows it was ahead in one norm and behind
-// in the other; on the 16-bit rows it takes, where v4's kernel holds a quarter of the warps, it was ahead in both.
+// v8's rows, in both norms, among those one block holds (at most kMaxThreads · kMaxPacks packets: v4's): fp16/bf16
+// rows of more than 512 packets (N > 4096), 16-byte aligned, on Hopper. For them, launch(packs, threads) with the
+// threads a row (a power of two up to kMaxThreads, at least kStagedMinPacks packets a thread) and the packets a
+// thread (a power of two up to kMaxPacks, as a std::integral_constant); for every other row fallback(), the step
+// before. No fp32 instantiation of `launch` is made. The rows `cuda:staged`, `staged2` and `staged4` of
+// results/nvidia-h200/norm-backward-staged/ say why these rows: on shorter 16-bit rows, or with one packet a thread,
+// v8 ran level with or behind v7; on fp32 rows it was ahead in one norm and behind in the other; on the 16-bit rows
+// it takes, where v4's kernel holds a quarter of the warps, it was ahead in both.
 constexpr int64_t kStagedShortestPackets = 513;
 constexpr int kStagedMinPacks = 2;
 
-template <typename T, int kMaxThreads>
-int staged_threads(int64_t packets, bool vec, int64_t max_packets) {
-  if (sizeof(T) != 2 || !vec || !has_clusters() || packets < kStagedShortestPackets || packets > max_packets)
-    return 0;
-  const int64_t wanted = pow2_at_least((packets + kStagedMinPacks - 1) / kStagedMinPacks);
-  return static_cast<int>(wanted > kMaxThreads ? kMaxThreads : wanted);
-}
-
-// v8's shape for c's rows: launch(packs, threads) with the threads a row (staged_threads) and the packets a thread
-// (a power of two from kStagedMinPacks to kMaxPacks, as a std::integral_constant), or fallback() for the rows v8
-// does not take. No fp32 instantiation of `launch` is made: v8 takes no fp32 row.
 template <typename T, int kMaxThreads, int kMaxPacks, typename Call, typename Launch, typename Fallback>
 cudaError_t with_staged_shape(const Call& c, Launch launch, Fallback fallback) {
   const int64_t packets = c.packets();
-  const int threads = staged_threads<T, kMaxThreads>(packets, c.vec, int64_t{kMaxThreads} * kMaxPacks);
   if constexpr (sizeof(T) == 2) {
-    if (threads > 0)
+    if (c.vec && has_clusters() && packets >= kStagedShortestPackets && packets <= int64_t{kMaxThreads} * kMaxPacks) {
+      const int64_t wanted = pow2_at_least((packets + kStagedMinPacks - 1) / kStagedMinPacks);
+      const int threads = static_cast<int>(wanted > kMaxThreads ? kMaxThreads : wanted);
       return with_pow2<kStagedMinPacks, kMaxPacks>((packets + threads - 1) / threads,
                                                    [&](auto packs) { return launch(packs, threads); });
+    }
   }
   return fallback();
 }

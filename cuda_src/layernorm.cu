@@ -667,7 +667,8 @@ __device__ __forceinline__ void cluster_backward_rows(const T* __restrict__ dy, 
     if (!kPrefetch) load_row(row, xs, gs, mu, rs);  // v5: a row's loads at its start, waited for by its sums
     float2 s = make_float2(0.0f, 0.0f);  // Σ w·dy·x̂, Σ w·dy over this thread's part of the row
     // backward_row_sums and backward_row_dx written out: through them, v7's cluster kernels (the kPrefetch
-    // instantiations) compile to another schedule (fp32: 93 registers against 86), not measured; v5's are the same.
+    // instantiations) compiled to another schedule, with more registers (commit 1ceb20c), and the timed ones are
+    // these; v5's compiled the same.
 #pragma unroll
     for (int i = 0; i < kPacks; ++i) {
       const uint4 wp = lab::load_words(w, rank + i * size, cols, vec);  // past the end: dy = w = 0, adding nothing
@@ -894,9 +895,9 @@ cudaError_t launch_layernorm_prefetch_backward(lab::DType dtype, const void* dy,
 // their way whatever this row holds in registers; the ring (about lab::kStagedRingBytes a multiprocessor) sets the
 // bytes in flight. A row's threads read their packets from the slot, and the rest is v4's arithmetic. Each thread
 // keeps its own dw and db sums and writes them itself (lab::write_thread_sums): one row a block, nothing to add
-// across row slots. Which rows it takes, and why only those: lab::staged_threads. Every other row goes to v7. What
+// across row slots. Which rows it takes, and why only those: lab::with_staged_shape. Every other row goes to v7. What
 // it bought (results/<gpu>/layernorm-backward.md, cuda:staged against cuda:prefetch at N = 8K-16K) is less than the
-// gap to the copy: with the loads off the registers, the rest of it lies in the row's own chain (its sums, two
+// gap to the copy. With the loads off the registers, what is left is likely the row's own chain (its sums, two
 // block-wide barriers, its dx), one row a block at a time; not profiled.
 template <typename T, int kPacks>
 __global__ void __launch_bounds__(kVecBackwardThreads) layernorm_staged_backward_kernel(
@@ -929,7 +930,7 @@ __global__ void __launch_bounds__(kVecBackwardThreads) layernorm_staged_backward
 #endif
 }
 
-// v8's rows (lab::staged_threads), one a block, S threads a row (a power of two up to 512, two to four packets a
+// v8's rows (lab::with_staged_shape), one a block, S threads a row (a power of two up to 512, two to four packets a
 // thread); every other row to v7.
 template <typename T>
 cudaError_t run_staged_backward(const BackwardCall<T>& c) {

@@ -785,7 +785,7 @@ cudaError_t launch_rmsnorm_prefetch_backward(lab::DType dtype, const void* dy, c
 
 // ---- v8 staged: a block's next rows brought into shared memory by the copy engine (Hopper). ------------------
 // layernorm.cu's v8, with RMSNorm's arithmetic: fp16/bf16 rows of 4K-16K elements, 16-byte aligned
-// (lab::staged_threads), staged in a ring of shared memory by bulk copies (lab::StagedRows), so the bytes in flight
+// (lab::with_staged_shape), staged in a ring of shared memory by bulk copies (lab::StagedRows), so the bytes in flight
 // are the ring's and not the registers'. Every other row goes to v7.
 template <typename T, int kPacks>
 __global__ void __launch_bounds__(kVecBackwardThreads) rmsnorm_staged_backward_kernel(
