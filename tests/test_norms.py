@@ -253,8 +253,21 @@ def test_layernorm_forward_one_element_large_offset_is_never_refused_as_degenera
 
 
 # ---- The long-row steps take the rows they are for -------------------------------------------------------------
+
 # Each step hands the rows it has no path for down to the step before, so a step whose own path never runs would
 # still pass every check, timed as its predecessor. On the rows it is for, its own kernels must be the ones launched.
+def _kernels_launched(op_name, impl_name, dtype, shape):
+    """The kernels one timed call of a row launches on the GPU at shape and dtype, after a first call (JIT)."""
+    from compare import timing
+
+    op = discover.load_op(op_name)
+    fn = next(i for i in discover.implementations(op) if i.name == impl_name).load()
+    device = torch.device("cuda")
+    state = fn.lab_prepare(*op.make_inputs(shape, dtype, device, torch.Generator(device=device).manual_seed(0)))
+    fn.lab_timed(*state)  # JIT compilation first
+    return [a["name"] for a in timing.gpu_activities(lambda: fn.lab_timed(*state))]
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("op_name,impl_name,kernel", [
     ("layernorm-backward", "cuda:cluster", "layernorm_cluster_backward_kernel"),
@@ -267,17 +280,9 @@ def test_layernorm_forward_one_element_large_offset_is_never_refused_as_degenera
 @pytest.mark.parametrize("dtype,shape", [(torch.float32, (64, 20000)), (torch.bfloat16, (64, 65536)),
                                          (torch.float32, (8, 40000))])
 def test_a_long_row_step_launches_its_own_kernels_on_long_rows(op_name, impl_name, kernel, dtype, shape):
-    from compare import timing
-
     if impl_name.startswith("cuda:") and torch.cuda.get_device_capability()[0] < 9:
         pytest.skip("thread-block clusters need compute capability 9.0")
-    op = discover.load_op(op_name)
-    impl = next(i for i in discover.implementations(op) if i.name == impl_name)
-    fn = impl.load()
-    device = torch.device("cuda")
-    state = fn.lab_prepare(*op.make_inputs(shape, dtype, device, torch.Generator(device=device).manual_seed(0)))
-    fn.lab_timed(*state)  # JIT compilation first
-    names = [a["name"] for a in timing.gpu_activities(lambda: fn.lab_timed(*state))]
+    names = _kernels_launched(op_name, impl_name, dtype, shape)
     assert any(kernel in name for name in names), f"{impl_name} at {shape} {dtype} launched {names}"
 
 
@@ -311,14 +316,7 @@ def test_the_cluster_step_takes_forward_rows_longer_than_a_block_holds(norm, imp
 def test_the_occupancy_step_launches_its_own_kernel_on_the_rows_it_is_for(norm, impl_name, kernel, dtype, shape):
     """v6's rows take v6's kernel; v7 takes them with its own (the next row's loads issued early) up to one packet
     a thread."""
-    from compare import timing
-
-    op = discover.load_op(f"{norm}-backward")
-    fn = next(i for i in discover.implementations(op) if i.name == impl_name).load()
-    device = torch.device("cuda")
-    state = fn.lab_prepare(*op.make_inputs(shape, dtype, device, torch.Generator(device=device).manual_seed(0)))
-    fn.lab_timed(*state)
-    names = [a["name"] for a in timing.gpu_activities(lambda: fn.lab_timed(*state))]
+    names = _kernels_launched(f"{norm}-backward", impl_name, dtype, shape)
     assert any(f"{norm}_{kernel}" in name for name in names), f"{shape} {dtype} launched {names}"
 
 
@@ -335,16 +333,9 @@ def test_the_occupancy_step_launches_its_own_kernel_on_the_rows_it_is_for(norm, 
 def test_the_staged_step_launches_its_own_kernel_on_aligned_block_rows(norm, dtype, shape, kernel):
     """v8 stages fp16/bf16 rows of 513-2048 packets through shared memory by bulk copies, which move whole 16-byte
     units of 16-byte aligned rows; any other row goes to v7."""
-    from compare import timing
-
     if torch.cuda.get_device_capability()[0] < 9:
         pytest.skip("bulk copies need compute capability 9.0")
-    op = discover.load_op(f"{norm}-backward")
-    fn = next(i for i in discover.implementations(op) if i.name == "cuda:staged").load()
-    device = torch.device("cuda")
-    state = fn.lab_prepare(*op.make_inputs(shape, dtype, device, torch.Generator(device=device).manual_seed(0)))
-    fn.lab_timed(*state)
-    names = [a["name"] for a in timing.gpu_activities(lambda: fn.lab_timed(*state))]
+    names = _kernels_launched(f"{norm}-backward", "cuda:staged", dtype, shape)
     assert any(f"{norm}_{kernel}" in name for name in names), f"{shape} {dtype} launched {names}"
     if kernel != "staged_backward_kernel":
         assert not any("staged" in name for name in names), f"{shape} {dtype} launched {names}"
