@@ -40,6 +40,30 @@ __device__ __forceinline__ V row_sum(V v) {
   return s;
 }
 
+// The same sum over a block of kThreads threads (one row) with one barrier where row_sum takes two, and no loop over
+// the warps: each warp's sum goes to `slots` (kThreads / 32 of them), then lane l of every warp reads slot
+// l % (kThreads / 32) and the warp adds them by shuffles, each lane in the same order as its partner (a + b = b + a),
+// so every thread gets the same bits. The caller alternates between two sets of slots from one call to the next:
+// a call's writes then never meet the previous call's reads, which the barrier of the call between them orders
+// before them (row_sum's first barrier does that for its one set).
+__device__ __forceinline__ float shfl_xor(float v, int offset) { return __shfl_xor_sync(0xffffffffu, v, offset); }
+__device__ __forceinline__ float2 shfl_xor(float2 v, int offset) {
+  return make_float2(shfl_xor(v.x, offset), shfl_xor(v.y, offset));
+}
+
+template <int kThreads, typename V>
+__device__ __forceinline__ V block_sum_alternating(V v, V* slots) {
+  constexpr int kWarps = kThreads / 32;
+  static_assert(kWarps >= 2 && kWarps <= 32 && (kWarps & (kWarps - 1)) == 0, "a power of two of warps, 2 to 32");
+  v = warp_sum(v);
+  if (threadIdx.x % 32 == 0) slots[threadIdx.x / 32] = v;
+  __syncthreads();
+  V s = slots[threadIdx.x % kWarps];
+#pragma unroll
+  for (int offset = kWarps / 2; offset > 0; offset /= 2) s = add(s, shfl_xor(s, offset));
+  return s;
+}
+
 // ---- A row across the blocks of a thread-block cluster (Hopper on). -------------------------------------------
 // A cluster is up to kClusterMaxBlocks blocks that the hardware runs at once on neighbouring SMs, each able to read
 // the others' shared memory (distributed shared memory). Thread `rank` of block r of a cluster of C blocks of S

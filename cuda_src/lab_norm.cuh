@@ -405,15 +405,32 @@ struct StagedRows {
     bulk_load(dst + row_bytes, dy + row * cols, row_bytes, &full[slot]);
   }
 
+  // Where the block's j-th row sits: slot j % stages, its barrier's phase parity (j / stages) % 2. v9 keeps one and
+  // steps it (next) instead of dividing a 64-bit j twice a row.
+  struct Turn {
+    int slot;
+    unsigned parity;
+  };
+  __device__ Turn turn_of(int64_t j) const {
+    return Turn{static_cast<int>(j % stages), static_cast<unsigned>((j / stages) & 1)};
+  }
+  __device__ void next(Turn& t) const {
+    if (++t.slot == stages) t.slot = 0, t.parity ^= 1u;
+  }
+
   // The block's j-th row, once it has landed: this thread's packets of x and dy (rank, rank + size, ...; zeros past
   // the row's end).
   template <int kPacks>
   __device__ void take(int64_t j, RowWords<T, kPacks>& xs, RowWords<T, kPacks>& gs, int rank, int size,
                        int cols) const {
-    const int slot = static_cast<int>(j % stages);
-    mbarrier_wait(&full[slot], static_cast<unsigned>((j / stages) & 1));
-    const uint4* xr = reinterpret_cast<const uint4*>(slots + slot * slot_bytes);
-    const uint4* gr = reinterpret_cast<const uint4*>(slots + slot * slot_bytes + row_bytes);
+    take(turn_of(j), xs, gs, rank, size, cols);
+  }
+  template <int kPacks>
+  __device__ void take(Turn t, RowWords<T, kPacks>& xs, RowWords<T, kPacks>& gs, int rank, int size,
+                       int cols) const {
+    mbarrier_wait(&full[t.slot], t.parity);
+    const uint4* xr = reinterpret_cast<const uint4*>(slots + t.slot * slot_bytes);
+    const uint4* gr = reinterpret_cast<const uint4*>(slots + t.slot * slot_bytes + row_bytes);
     const int packets = cols / Packet<T>::kSize;
 #pragma unroll
     for (int i = 0; i < kPacks; ++i) {
@@ -426,7 +443,10 @@ struct StagedRows {
   // After the block-wide barrier of the j-th row's sum (every thread has read that slot): thread 0 refills it with
   // the row `stages` turns on.
   __device__ void release(int64_t j, int64_t row, const T* x, const T* dy, int64_t rows, int cols) {
-    issue(static_cast<int>(j % stages), row + int64_t{stages} * gridDim.x, x, dy, rows, cols);
+    release(turn_of(j), row, x, dy, rows, cols);
+  }
+  __device__ void release(Turn t, int64_t row, const T* x, const T* dy, int64_t rows, int cols) {
+    issue(t.slot, row + int64_t{stages} * gridDim.x, x, dy, rows, cols);
   }
 };
 
@@ -475,11 +495,15 @@ int staged_stages(int64_t cols, int blocks) {
 constexpr int64_t kStagedShortestPackets = 513;
 constexpr int kStagedMinPacks = 2;
 
+// v9 takes the rows of `shortest` to `longest` packets instead (kLeanShortestPackets, and RMSNorm's longest).
 template <typename T, int kMaxThreads, int kMaxPacks, typename Call, typename Launch, typename Fallback>
-cudaError_t with_staged_shape(const Call& c, Launch launch, Fallback fallback) {
+cudaError_t with_staged_shape(const Call& c, Launch launch, Fallback fallback,
+                              int64_t shortest = kStagedShortestPackets,
+                              int64_t longest = int64_t{kMaxThreads} * kMaxPacks) {
   const int64_t packets = c.packets();
   if constexpr (sizeof(T) == 2) {
-    if (c.vec && has_clusters() && packets >= kStagedShortestPackets && packets <= int64_t{kMaxThreads} * kMaxPacks) {
+    if (c.vec && has_clusters() && packets >= shortest && packets <= longest &&
+        packets <= int64_t{kMaxThreads} * kMaxPacks) {
       const int64_t wanted = pow2_at_least((packets + kStagedMinPacks - 1) / kStagedMinPacks);
       const int threads = static_cast<int>(wanted > kMaxThreads ? kMaxThreads : wanted);
       return with_pow2<kStagedMinPacks, kMaxPacks>((packets + threads - 1) / threads,
@@ -488,6 +512,17 @@ cudaError_t with_staged_shape(const Call& c, Launch launch, Fallback fallback) {
   }
   return fallback();
 }
+
+// v9's rows, from v8's shape rule: 16-bit rows of 512 packets (N = 4096, which v8 hands to v7 and v9 takes in
+// blocks of 256 threads) up to `longest` packets. Measured on the H200 at bf16 4096 x 4K-16K, one GPU for all three
+// steps (results/nvidia-h200/norm-backward-lean/): ahead of v7 at 4K in both norms, ahead of v8 at 8K-16K in
+// LayerNorm, level with it at 8K in RMSNorm and behind it at 16K, where RMSNorm's v9 hands its rows to v8.
+constexpr int64_t kLeanShortestPackets = 512;
+
+// v9's blocks a multiprocessor holds at least, for __launch_bounds__: with two packets a thread, 1024 threads (64
+// registers each, as v8's kernel takes), so that two blocks of 512 share a multiprocessor as in v8; left to itself
+// the compiler gives v9's kernel a dozen registers more and one block. With four packets, one block.
+constexpr int lean_min_blocks(int threads, int packs) { return packs <= 2 ? 1024 / threads : 1; }
 
 // v8's launch, given its kernel (whose last parameters are partials, rows, cols and stages, after `args`): one wave
 // of resident blocks of `threads`, each with its ring, then the sum over their partial rows (sum_partials). Called

@@ -29,6 +29,9 @@
 //   v8 staged   + fp16/bf16 rows of 4K-16K elements (16-byte aligned) brought into a ring of shared memory by the
 //               copy engine (cp.async.bulk) several rows ahead, one row a block at a time: the bytes in flight set
 //               by the ring, not by the registers (the forward is v5's)
+//   v9 lean     + v8 with fewer instructions a row (its kernel is bound by issuing them, not by the memory):
+//               one barrier a row instead of two, the warps' sums added by shuffles, 1/N once, dx with the
+//               row's constants folded (the forward is v5's)
 //
 // The forward saves mean and rstd (fp32, M each) for the backward. Each step adds a path for the rows it is good at
 // and hands every other shape to the step before (its launcher's first line), so every row runs every shape: rows
@@ -84,6 +87,10 @@ cudaError_t launch_layernorm_staged_backward(lab::DType dtype, const void* dy, c
                                              const float* mean, const float* rstd, void* dx, void* dw, void* db,
                                              float* workspace, int64_t* workspace_floats, int64_t rows, int64_t cols,
                                              cudaStream_t stream);
+cudaError_t launch_layernorm_lean_backward(lab::DType dtype, const void* dy, const void* x, const void* w,
+                                           const float* mean, const float* rstd, void* dx, void* dw, void* db,
+                                           float* workspace, int64_t* workspace_floats, int64_t rows, int64_t cols,
+                                           cudaStream_t stream);
 
 #ifdef __CUDACC__
 #include "lab_norm.cuh"
@@ -952,6 +959,101 @@ cudaError_t launch_layernorm_staged_backward(lab::DType dtype, const void* dy, c
                            [](const auto& c) { return run_staged_backward(c); });
 }
 
+// ---- v9 lean: v8 with fewer instructions a row. -----------------------------------------------------------------
+// Under ncu at bf16 4096 x 8192 (results/nvidia-h200/norm-backward-lean/README.md) v8's kernel keeps the SM's issue
+// slots about as busy as the DRAM, and its warps wait most for their turn to issue ("not selected"): it runs out of
+// instructions a second before it runs out of bandwidth. So this step takes instructions out of each row and
+// changes nothing else (the ring, the grid and the arithmetic of the sums are v8's):
+//   * the row's sum over the block (lab::block_sum_alternating): one barrier instead of two, and the warps' sums
+//     added by four shuffles instead of a loop over sixteen shared-memory reads, the block's threads known at compile
+//     time;
+//   * 1/N once a kernel, where v8 divides by N twice a row (a division is a dozen instructions);
+//   * the ring's slot and phase stepped (StagedRows::next), where v8 divides the row's 64-bit turn twice a row;
+//   * dx with the row's constants folded once a row (lean_row_dx): a subtraction and three multiply-adds an element.
+// The row loop loses about a third of its instructions (cuobjdump -sass); __launch_bounds__ keeps two blocks of 512
+// a multiprocessor where v8 has them. It takes 16-bit rows of 4K-16K elements, 4K included (lab::kLeanShortestPackets),
+// which v8 hands to v7.
+template <typename T, int kPacks>
+__device__ __forceinline__ void lean_row_dx(lab::RowWords<T, kPacks>& xs, lab::RowWords<T, kPacks>& gs,
+                                            const T* __restrict__ w, float mu, float rs, float2 s_over_n,
+                                            T* __restrict__ dxr, int rank, int size, int cols) {
+  constexpr int kVec = lab::Packet<T>::kSize;
+  // dx = (w·dy - Σ(w·dy)/N - x̂·Σ(w·dy·x̂)/N)·rs = w·dy·rs + (x - mean)·a + b
+  const float a = -rs * rs * s_over_n.x, b = -rs * s_over_n.y;
+  xs.rewiden();
+  gs.rewiden();
+#pragma unroll
+  for (int i = 0; i < kPacks; ++i) {
+    const int packet = rank + i * size;
+    const uint4 wp = lab::load_words(w, packet, cols, true);
+    float v[kVec];
+#pragma unroll
+    for (int k = 0; k < kVec; ++k)
+      v[k] = fmaf(lab::word_element<T>(wp, k) * gs(i, k), rs, fmaf(xs(i, k) - mu, a, b));
+    lab::store_words(dxr, packet, cols, true, v);
+  }
+}
+
+template <typename T, int kPacks, int kThreads>
+__global__ void __launch_bounds__(kThreads, lab::lean_min_blocks(kThreads, kPacks)) layernorm_lean_backward_kernel(
+    const T* __restrict__ dy, const T* __restrict__ x, const T* __restrict__ w, const float* __restrict__ mean,
+    const float* __restrict__ rstd, T* __restrict__ dx, float* __restrict__ partials, int64_t rows, int cols,
+    int stages) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  extern __shared__ __align__(lab::kStagedSlotAlign) unsigned char ring_memory[];
+  __shared__ float2 warp_sums[2][kThreads / 32];  // alternate rows use alternate sets (block_sum_alternating)
+  constexpr int kVec = lab::Packet<T>::kSize;
+  const int rank = threadIdx.x;
+  const float inv_cols = 1.0f / static_cast<float>(cols);
+  lab::StagedRows<T> ring(ring_memory, stages, cols);
+  ring.start(x, dy, rows, cols);
+  float acc[2][kPacks][kVec] = {};  // Σ dy·x̂ (dw) and Σ dy (db) of this thread's columns over its rows
+  float mu_next = blockIdx.x < rows ? mean[blockIdx.x] : 0.0f, rs_next = blockIdx.x < rows ? rstd[blockIdx.x] : 0.0f;
+  auto turn = ring.turn_of(0);
+  int sums_set = 0;  // which of warp_sums' two sets this row's sum goes through
+  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x, ring.next(turn), sums_set ^= 1) {
+    const float mu = mu_next, rs = rs_next;
+    if (row + gridDim.x < rows) mu_next = mean[row + gridDim.x], rs_next = rstd[row + gridDim.x];
+    lab::RowWords<T, kPacks> xs, gs;
+    ring.take(turn, xs, gs, rank, kThreads, cols);
+    float2 s = backward_row_sums(xs, gs, w, mu, rs, rank, kThreads, cols, true, acc);  // Σ w·dy·x̂, Σ w·dy
+    s = lab::block_sum_alternating<kThreads>(s, warp_sums[sums_set]);
+    ring.release(turn, row, x, dy, rows, cols);  // every thread has read the slot: it takes a row stages turns on
+    lean_row_dx(xs, gs, w, mu, rs, make_float2(s.x * inv_cols, s.y * inv_cols), dx + row * cols, rank, kThreads,
+                cols);
+  }
+  lab::write_thread_sums<T, 2, kPacks>(acc, partials, cols);
+#else
+  __trap();  // as v8's
+#endif
+}
+
+// v9's rows (lab::kLeanShortestPackets on; lab::with_staged_shape's shapes), every other row to v8.
+template <typename T>
+cudaError_t run_lean_backward(const BackwardCall<T>& c) {
+  return lab::with_staged_shape<T, kVecBackwardThreads, kVecBackwardMaxPacks>(
+      c,
+      [&](auto packs, int threads) {
+        constexpr int kPacks = decltype(packs)::value;
+        const auto launch = [&](auto block) {
+          return lab::launch_staged<T, 2>(layernorm_lean_backward_kernel<T, kPacks, decltype(block)::value>, c,
+                                          threads, c.dy, c.x, c.w, c.mean, c.rstd, c.dx);
+        };
+        // blocks of 256 threads only for rows of two packets a thread (with_staged_shape's shapes)
+        if constexpr (kPacks == 2) return lab::with_pow2<256, kVecBackwardThreads>(threads, launch);
+        else return launch(std::integral_constant<int, kVecBackwardThreads>{});
+      },
+      [&] { return run_staged_backward(c); }, lab::kLeanShortestPackets);
+}
+
+cudaError_t launch_layernorm_lean_backward(lab::DType dtype, const void* dy, const void* x, const void* w,
+                                           const float* mean, const float* rstd, void* dx, void* dw, void* db,
+                                           float* workspace, int64_t* workspace_floats, int64_t rows, int64_t cols,
+                                           cudaStream_t stream) {
+  return dispatch_backward(dtype, dy, x, w, mean, rstd, dx, dw, db, workspace, workspace_floats, rows, cols, stream,
+                           [](const auto& c) { return run_lean_backward(c); });
+}
+
 cudaError_t launch_layernorm_vec(lab::DType dtype, const void* x, const void* w, const void* b, void* y, float* mean,
                                  float* rstd, int64_t rows, int64_t cols, cudaStream_t stream) {
   return dispatch_forward(dtype, x, w, b, y, mean, rstd, rows, cols, stream, [](const auto& c) { return run_vec(c); });
@@ -1174,6 +1276,18 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> layernorm_staged_backward(
   return layernorm_backward(dy, x, w, b, mean, rstd, "staged_backward", launch_layernorm_staged_backward);
 }
 
+// v9's forward is v5's: only its backward adds a path.
+std::tuple<at::Tensor, at::Tensor, at::Tensor> layernorm_lean(const at::Tensor& x, const at::Tensor& w,
+                                                             const at::Tensor& b) {
+  return layernorm_forward(x, w, b, "lean", launch_layernorm_cluster);
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> layernorm_lean_backward(
+    const at::Tensor& dy, const at::Tensor& x, const at::Tensor& w, const at::Tensor& b, const at::Tensor& mean,
+    const at::Tensor& rstd) {
+  return layernorm_backward(dy, x, w, b, mean, rstd, "lean_backward", launch_layernorm_lean_backward);
+}
+
 TORCH_LIBRARY(lab_layernorm, m) {
   m.def("naive(Tensor x, Tensor weight, Tensor bias) -> (Tensor, Tensor, Tensor)");
   m.def("naive_backward(Tensor dy, Tensor x, Tensor weight, Tensor bias, Tensor mean, Tensor rstd) -> "
@@ -1199,6 +1313,9 @@ TORCH_LIBRARY(lab_layernorm, m) {
   m.def("staged(Tensor x, Tensor weight, Tensor bias) -> (Tensor, Tensor, Tensor)");
   m.def("staged_backward(Tensor dy, Tensor x, Tensor weight, Tensor bias, Tensor mean, Tensor rstd) -> "
         "(Tensor, Tensor, Tensor)");
+  m.def("lean(Tensor x, Tensor weight, Tensor bias) -> (Tensor, Tensor, Tensor)");
+  m.def("lean_backward(Tensor dy, Tensor x, Tensor weight, Tensor bias, Tensor mean, Tensor rstd) -> "
+        "(Tensor, Tensor, Tensor)");
 }
 
 TORCH_LIBRARY_IMPL(lab_layernorm, CUDA, m) {
@@ -1218,6 +1335,8 @@ TORCH_LIBRARY_IMPL(lab_layernorm, CUDA, m) {
   m.impl("prefetch_backward", &layernorm_prefetch_backward);
   m.impl("staged", &layernorm_staged);
   m.impl("staged_backward", &layernorm_staged_backward);
+  m.impl("lean", &layernorm_lean);
+  m.impl("lean_backward", &layernorm_lean_backward);
 }
 
 #endif

@@ -28,6 +28,9 @@
 //   v8 staged   + fp16/bf16 rows of 4K-16K elements (16-byte aligned) brought into a ring of shared memory by the
 //               copy engine (cp.async.bulk) several rows ahead, one row a block at a time: the bytes in flight set
 //               by the ring, not by the registers (the forward is v5's)
+//   v9 lean     + v8 with fewer instructions a row (its kernel is bound by issuing them, not by the memory):
+//               one barrier a row instead of two, the warps' sums added by shuffles, 1/N once, dx with the
+//               row's constants folded (the forward is v5's)
 //
 // The forward saves rstd (fp32, M) for the backward. Each step adds a path for the rows it is good at and hands
 // every other shape to the step before (its launcher's first line), so every row runs every shape: rows longer than
@@ -80,6 +83,10 @@ cudaError_t launch_rmsnorm_staged_backward(lab::DType dtype, const void* dy, con
                                            const float* rstd, void* dx, void* dw, float* workspace,
                                            int64_t* workspace_floats, int64_t rows, int64_t cols,
                                            cudaStream_t stream);
+cudaError_t launch_rmsnorm_lean_backward(lab::DType dtype, const void* dy, const void* x, const void* w,
+                                         const float* rstd, void* dx, void* dw, float* workspace,
+                                         int64_t* workspace_floats, int64_t rows, int64_t cols,
+                                         cudaStream_t stream);
 
 #ifdef __CUDACC__
 #include "lab_norm.cuh"
@@ -836,6 +843,87 @@ cudaError_t launch_rmsnorm_staged_backward(lab::DType dtype, const void* dy, con
                            [](const auto& c) { return run_staged_backward(c); });
 }
 
+// ---- v9 lean: v8 with fewer instructions a row. -----------------------------------------------------------------
+// layernorm.cu's v9 (why, and what it takes out), with RMSNorm's arithmetic, on rows of 4K-8K elements: at 16K
+// (2048 packets) it ran behind v8 on the H200 (results/nvidia-h200/norm-backward-lean/), so those rows go to v8.
+constexpr int64_t kLeanLongestPackets = 1024;
+
+template <typename T, int kPacks>
+__device__ __forceinline__ void lean_row_dx(lab::RowWords<T, kPacks>& xs, lab::RowWords<T, kPacks>& gs,
+                                            const T* __restrict__ w, float rs, float s_over_n, T* __restrict__ dxr,
+                                            int rank, int size, int cols) {
+  constexpr int kVec = lab::Packet<T>::kSize;
+  const float a = -rs * rs * s_over_n;  // dx = (w·dy - x̂·Σ(w·dy·x̂)/N)·rs = w·dy·rs + x·a
+  xs.rewiden();
+  gs.rewiden();
+#pragma unroll
+  for (int i = 0; i < kPacks; ++i) {
+    const int packet = rank + i * size;
+    const uint4 wp = lab::load_words(w, packet, cols, true);
+    float v[kVec];
+#pragma unroll
+    for (int k = 0; k < kVec; ++k) v[k] = fmaf(lab::word_element<T>(wp, k) * gs(i, k), rs, xs(i, k) * a);
+    lab::store_words(dxr, packet, cols, true, v);
+  }
+}
+
+template <typename T, int kPacks, int kThreads>
+__global__ void __launch_bounds__(kThreads, lab::lean_min_blocks(kThreads, kPacks)) rmsnorm_lean_backward_kernel(
+    const T* __restrict__ dy, const T* __restrict__ x, const T* __restrict__ w, const float* __restrict__ rstd,
+    T* __restrict__ dx, float* __restrict__ partials, int64_t rows, int cols, int stages) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  extern __shared__ __align__(lab::kStagedSlotAlign) unsigned char ring_memory[];
+  __shared__ float warp_sums[2][kThreads / 32];  // alternate rows use alternate sets (block_sum_alternating)
+  constexpr int kVec = lab::Packet<T>::kSize;
+  const int rank = threadIdx.x;
+  const float inv_cols = 1.0f / static_cast<float>(cols);
+  lab::StagedRows<T> ring(ring_memory, stages, cols);
+  ring.start(x, dy, rows, cols);
+  float acc[1][kPacks][kVec] = {};  // Σ dy·x̂ (dw) of this thread's columns over its rows
+  float rs_next = blockIdx.x < rows ? rstd[blockIdx.x] : 0.0f;
+  auto turn = ring.turn_of(0);
+  int sums_set = 0;  // which of warp_sums' two sets this row's sum goes through
+  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x, ring.next(turn), sums_set ^= 1) {
+    const float rs = rs_next;
+    if (row + gridDim.x < rows) rs_next = rstd[row + gridDim.x];
+    lab::RowWords<T, kPacks> xs, gs;
+    ring.take(turn, xs, gs, rank, kThreads, cols);
+    float s = backward_row_sums(xs, gs, w, rs, rank, kThreads, cols, true, acc);  // Σ w·dy·x̂ over the row
+    s = lab::block_sum_alternating<kThreads>(s, warp_sums[sums_set]);
+    ring.release(turn, row, x, dy, rows, cols);  // every thread has read the slot: it takes a row stages turns on
+    lean_row_dx(xs, gs, w, rs, s * inv_cols, dx + row * cols, rank, kThreads, cols);
+  }
+  lab::write_thread_sums<T, 1, kPacks>(acc, partials, cols);
+#else
+  __trap();  // as v8's
+#endif
+}
+
+template <typename T>
+cudaError_t run_lean_backward(const BackwardCall<T>& c) {
+  return lab::with_staged_shape<T, kVecBackwardThreads, kVecBackwardMaxPacks>(
+      c,
+      [&](auto packs, int threads) {
+        constexpr int kPacks = decltype(packs)::value;
+        const auto launch = [&](auto block) {
+          return lab::launch_staged<T, 1>(rmsnorm_lean_backward_kernel<T, kPacks, decltype(block)::value>, c,
+                                          threads, c.dy, c.x, c.w, c.rstd, c.dx);
+        };
+        // blocks of 256 threads only for rows of two packets a thread (with_staged_shape's shapes)
+        if constexpr (kPacks == 2) return lab::with_pow2<256, kVecBackwardThreads>(threads, launch);
+        else return launch(std::integral_constant<int, kVecBackwardThreads>{});
+      },
+      [&] { return run_staged_backward(c); }, lab::kLeanShortestPackets, kLeanLongestPackets);
+}
+
+cudaError_t launch_rmsnorm_lean_backward(lab::DType dtype, const void* dy, const void* x, const void* w,
+                                         const float* rstd, void* dx, void* dw, float* workspace,
+                                         int64_t* workspace_floats, int64_t rows, int64_t cols,
+                                         cudaStream_t stream) {
+  return dispatch_backward(dtype, dy, x, w, rstd, dx, dw, workspace, workspace_floats, rows, cols, stream,
+                           [](const auto& c) { return run_lean_backward(c); });
+}
+
 #else  // host half: the torch binding
 
 #include <tuple>
@@ -988,6 +1076,16 @@ std::tuple<at::Tensor, at::Tensor> rmsnorm_staged_backward(const at::Tensor& dy,
   return rmsnorm_backward(dy, x, w, rstd, "staged_backward", launch_rmsnorm_staged_backward);
 }
 
+// v9's forward is v5's: only its backward adds a path.
+std::tuple<at::Tensor, at::Tensor> rmsnorm_lean(const at::Tensor& x, const at::Tensor& w) {
+  return rmsnorm_forward(x, w, "lean", launch_rmsnorm_cluster);
+}
+
+std::tuple<at::Tensor, at::Tensor> rmsnorm_lean_backward(const at::Tensor& dy, const at::Tensor& x,
+                                                         const at::Tensor& w, const at::Tensor& rstd) {
+  return rmsnorm_backward(dy, x, w, rstd, "lean_backward", launch_rmsnorm_lean_backward);
+}
+
 TORCH_LIBRARY(lab_rmsnorm, m) {
   m.def("naive(Tensor x, Tensor weight) -> (Tensor, Tensor)");
   m.def("naive_backward(Tensor dy, Tensor x, Tensor weight, Tensor rstd) -> (Tensor, Tensor)");
@@ -1005,6 +1103,8 @@ TORCH_LIBRARY(lab_rmsnorm, m) {
   m.def("prefetch_backward(Tensor dy, Tensor x, Tensor weight, Tensor rstd) -> (Tensor, Tensor)");
   m.def("staged(Tensor x, Tensor weight) -> (Tensor, Tensor)");
   m.def("staged_backward(Tensor dy, Tensor x, Tensor weight, Tensor rstd) -> (Tensor, Tensor)");
+  m.def("lean(Tensor x, Tensor weight) -> (Tensor, Tensor)");
+  m.def("lean_backward(Tensor dy, Tensor x, Tensor weight, Tensor rstd) -> (Tensor, Tensor)");
 }
 
 TORCH_LIBRARY_IMPL(lab_rmsnorm, CUDA, m) {
@@ -1024,6 +1124,8 @@ TORCH_LIBRARY_IMPL(lab_rmsnorm, CUDA, m) {
   m.impl("prefetch_backward", &rmsnorm_prefetch_backward);
   m.impl("staged", &rmsnorm_staged);
   m.impl("staged_backward", &rmsnorm_staged_backward);
+  m.impl("lean", &rmsnorm_lean);
+  m.impl("lean_backward", &rmsnorm_lean_backward);
 }
 
 #endif

@@ -339,3 +339,25 @@ def test_the_staged_step_launches_its_own_kernel_on_aligned_block_rows(norm, dty
     assert any(f"{norm}_{kernel}" in name for name in names), f"{shape} {dtype} launched {names}"
     if kernel != "staged_backward_kernel":
         assert not any("staged" in name for name in names), f"{shape} {dtype} launched {names}"
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("norm,dtype,shape,kernel", [
+    (n, torch.bfloat16, (64, 4096), "lean_backward_kernel") for n in ("layernorm", "rmsnorm")  # 512 packets
+] + [
+    (n, torch.float16, (300, 8192), "lean_backward_kernel") for n in ("layernorm", "rmsnorm")
+] + [
+    ("layernorm", torch.bfloat16, (1000, 16384), "lean_backward_kernel"),
+    ("rmsnorm", torch.bfloat16, (1000, 16384), "staged_backward_kernel"),  # RMSNorm's v9 hands 16K to v8
+    ("layernorm", torch.bfloat16, (64, 2048), "_backward_kernel"),  # shorter rows: v8's (which hands them to v7)
+    ("rmsnorm", torch.float32, (64, 2048), "prefetch_block_backward_kernel"),  # fp32: v7's
+    ("layernorm", torch.float16, (8, 8194), "vec_backward_kernel"),  # rows not 16-byte aligned: v4's, through v7
+])
+def test_the_lean_step_launches_its_own_kernel_on_its_rows(norm, dtype, shape, kernel):
+    """v9 takes 16-bit rows of 512-2048 packets in LayerNorm, 512-1024 in RMSNorm; every other row goes to v8."""
+    if torch.cuda.get_device_capability()[0] < 9:
+        pytest.skip("bulk copies need compute capability 9.0")
+    names = _kernels_launched(f"{norm}-backward", "cuda:lean", dtype, shape)
+    assert any(f"{norm}_{kernel}" in name for name in names), f"{shape} {dtype} launched {names}"
+    if kernel != "lean_backward_kernel":
+        assert not any("lean" in name for name in names), f"{shape} {dtype} launched {names}"
