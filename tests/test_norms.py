@@ -349,7 +349,7 @@ def test_the_staged_step_launches_its_own_kernel_on_aligned_block_rows(norm, dty
 ] + [
     ("layernorm", torch.bfloat16, (1000, 16384), "lean_backward_kernel"),
     ("rmsnorm", torch.bfloat16, (1000, 16384), "staged_backward_kernel"),  # RMSNorm's v9 hands 16K to v8
-    ("layernorm", torch.bfloat16, (64, 2048), "_backward_kernel"),  # shorter rows: v8's (which hands them to v7)
+    ("layernorm", torch.bfloat16, (64, 2048), "prefetch_block_backward_kernel"),  # shorter rows: v8's, so v7's
     ("rmsnorm", torch.float32, (64, 2048), "prefetch_block_backward_kernel"),  # fp32: v7's
     ("layernorm", torch.float16, (8, 8194), "vec_backward_kernel"),  # rows not 16-byte aligned: v4's, through v7
 ])
