@@ -406,7 +406,7 @@ struct StagedRows {
   }
 
   // Where the block's j-th row sits: slot j % stages, its barrier's phase parity (j / stages) % 2. v9 keeps one and
-  // steps it (next) instead of dividing a 64-bit j twice a row.
+  // steps it (next) instead of dividing a 64-bit j every row.
   struct Turn {
     int slot;
     unsigned parity;
