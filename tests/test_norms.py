@@ -268,6 +268,17 @@ def _kernels_launched(op_name, impl_name, dtype, shape):
     return [a["name"] for a in timing.gpu_activities(lambda: fn.lab_timed(*state))]
 
 
+def _assert_bulk_copy_step_kernel(norm, step, dtype, shape, kernel):
+    """The backward of cuda:<step> (v8 or v9, whose kernels need Hopper's bulk copies) launched <norm>_<kernel>, and
+    no kernel of its own where that is another step's."""
+    if torch.cuda.get_device_capability()[0] < 9:
+        pytest.skip("bulk copies need compute capability 9.0")
+    names = _kernels_launched(f"{norm}-backward", f"cuda:{step}", dtype, shape)
+    assert any(f"{norm}_{kernel}" in name for name in names), f"{shape} {dtype} launched {names}"
+    if kernel != f"{step}_backward_kernel":
+        assert not any(f"_{step}_" in name for name in names), f"{shape} {dtype} launched {names}"
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("op_name,impl_name,kernel", [
     ("layernorm-backward", "cuda:cluster", "layernorm_cluster_backward_kernel"),
@@ -333,12 +344,7 @@ def test_the_occupancy_step_launches_its_own_kernel_on_the_rows_it_is_for(norm, 
 def test_the_staged_step_launches_its_own_kernel_on_aligned_block_rows(norm, dtype, shape, kernel):
     """v8 stages fp16/bf16 rows of 513-2048 packets through shared memory by bulk copies, which move whole 16-byte
     units of 16-byte aligned rows; any other row goes to v7."""
-    if torch.cuda.get_device_capability()[0] < 9:
-        pytest.skip("bulk copies need compute capability 9.0")
-    names = _kernels_launched(f"{norm}-backward", "cuda:staged", dtype, shape)
-    assert any(f"{norm}_{kernel}" in name for name in names), f"{shape} {dtype} launched {names}"
-    if kernel != "staged_backward_kernel":
-        assert not any("staged" in name for name in names), f"{shape} {dtype} launched {names}"
+    _assert_bulk_copy_step_kernel(norm, "staged", dtype, shape, kernel)
 
 
 @pytest.mark.gpu
@@ -355,9 +361,4 @@ def test_the_staged_step_launches_its_own_kernel_on_aligned_block_rows(norm, dty
 ])
 def test_the_lean_step_launches_its_own_kernel_on_its_rows(norm, dtype, shape, kernel):
     """v9 takes 16-bit rows of 512-2048 packets in LayerNorm, 512-1024 in RMSNorm; every other row goes to v8."""
-    if torch.cuda.get_device_capability()[0] < 9:
-        pytest.skip("bulk copies need compute capability 9.0")
-    names = _kernels_launched(f"{norm}-backward", "cuda:lean", dtype, shape)
-    assert any(f"{norm}_{kernel}" in name for name in names), f"{shape} {dtype} launched {names}"
-    if kernel != "lean_backward_kernel":
-        assert not any("lean" in name for name in names), f"{shape} {dtype} launched {names}"
+    _assert_bulk_copy_step_kernel(norm, "lean", dtype, shape, kernel)
