@@ -22,7 +22,8 @@ writes a little past the end of its buffers; the sanitizer can. How a run goes, 
     that had not run go to a fresh child; so do the rows after the one in which the sanitizer's print limit was
     reached (it prints no more reports after that).
   * Shapes: the first few of the op's check shapes, which are chosen to reach every code path and tail, under a size
-    cap (racecheck is much slower than memcheck: fewer and smaller shapes); every dtype the row takes.
+    cap (racecheck is much slower than memcheck: fewer and smaller shapes), then the spec's ``sanitize_shapes``
+    under the same cap, for paths that only longer rows reach; every dtype the row takes.
   * Autotuned Triton kernels run every config once instead of benchmarking them: each config is code that may run,
     and one launch of each is enough for the sanitizer.
 
@@ -173,9 +174,13 @@ def plan_rows(rows: list, built_kernels: list | None = None) -> list[RowPlan]:
 
 
 def default_shapes(op, tool: str) -> list[tuple[int, ...]]:
+    """The tool's shapes for the op: its first small check shapes, then the spec's sanitize_shapes under the tool's
+    size cap (the paths only longer rows reach), each shape once."""
     most, max_elements = SHAPE_LIMITS[tool]
     small = [tuple(s) for s in op.check_shapes if math.prod(s) <= max_elements]
-    return small[:most] or [tuple(min(op.check_shapes, key=math.prod))]
+    shapes = small[:most] or [tuple(min(op.check_shapes, key=math.prod))]
+    return shapes + [tuple(s) for s in dict.fromkeys(map(tuple, op.sanitize_shapes))
+                     if math.prod(s) <= max_elements and tuple(s) not in shapes]
 
 
 def dtype_names(op, wanted: list[str] | None) -> list[str]:

@@ -153,6 +153,10 @@ class Op:
     # generator of the element's index): the reference of a slice, f(first, *inputs), the inputs holding elements
     # first, first + 1, ... of the whole call. The 2^31 test judges the output's last elements with it.
     reference_from: Callable[..., torch.Tensor] | None = None
+    # Shapes the sanitizer (python -m compare OP --sanitize) runs after its default ones, the op's first small check
+    # shapes: where a path of some step is reached only by longer rows than those (the norms' backward through shared
+    # memory takes 16-bit rows of 4K-16K elements). Each tool runs those under its size cap (compare.sanitize).
+    sanitize_shapes: Sequence[Shape] = ()
     # Where a shape is a tuple of named sizes (M, N, K), how to print it; default "1024x4096".
     shape_names: Sequence[str] | None = None
     # The (dtype, bench shape) cells where the report's ladder table shows what each step of a kernel file bought

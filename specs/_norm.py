@@ -21,6 +21,10 @@ CHECK_SHAPES = [(1, 1), (7, 3), (5, 127), (33, 1000), (64, 1025), (300, 4097), (
 BENCH_SHAPES = [(4096, 1024), (4096, 2048), (4096, 4096), (4096, 8192), (4096, 16384), (1024, 32768), (256, 65536)]
 QUICK_BENCH_SHAPES = [(4096, 4096), (256, 65536)]
 INTERPRET_SHAPES = [(1, 1), (7, 3), (5, 127), (4, 300), (33, 64)]
+# For the sanitizer, after the first small check shapes (which no step past v4 takes): 16-bit rows of 512 packets
+# (v9 in blocks of 256 threads), 1025 (v8, and LayerNorm's v9, with a packet past the last full turn of the
+# threads) and 2048 (v9 in LayerNorm, v8 in RMSNorm); in fp32 the same N are rows for v6/v7 and for a cluster.
+SANITIZE_SHAPES = [(9, 4096), (5, 8200), (3, 16384)]
 # Spread into an Op with **SHAPES.
 # 2^31 + 1024 elements in rows of 1024, a length every step of both sides takes itself (none hands it down): a
 # row's offset row·N computed in 32 bits wraps for the last rows (tests/test_bad_inputs.py).
@@ -31,7 +35,7 @@ LADDER_CELLS = [(torch.float32, (4096, 4096)), (torch.bfloat16, (4096, 2048)), (
                 (torch.bfloat16, (256, 65536))]
 SHAPES = dict(check_shapes=CHECK_SHAPES, bench_shapes=BENCH_SHAPES, quick_bench_shapes=QUICK_BENCH_SHAPES,
               interpret_shapes=INTERPRET_SHAPES, dtypes=DTYPES, shape_names=("M", "N"),
-              index_overflow_shape=INDEX_OVERFLOW_SHAPE, ladder_cells=LADDER_CELLS)
+              index_overflow_shape=INDEX_OVERFLOW_SHAPE, ladder_cells=LADDER_CELLS, sanitize_shapes=SANITIZE_SHAPES)
 # Backward only: a column per row, where LayerNorm's output is its bias (constant, refused as degenerate in the
 # forward) while its gradients still tell right from wrong.
 BACKWARD_CHECK_SHAPES = [(17, 1)]

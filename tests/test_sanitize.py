@@ -10,6 +10,7 @@ On a GPU (marked gpu; they need compute-sanitizer too): every shipped row of eve
 kernels that write one element past the end of their output (tests/planted/planted_oob.cu, planted_oob_triton.py),
 which the ordinary checks pass, are reported on their own rows and nowhere else.
 """
+import dataclasses
 import json
 import subprocess
 import sys
@@ -272,14 +273,28 @@ def test_shared_memory_that_only_ptxas_sees_brings_racecheck():
 
 
 @pytest.mark.parametrize("op_name", discover.op_names())
-def test_default_shapes_are_the_first_small_check_shapes(op_name):
+def test_default_shapes_are_the_first_small_check_shapes_then_the_specs_own(op_name):
     op = discover.load_op(op_name)
     for tool, (most, max_elements) in sanitize.SHAPE_LIMITS.items():
         shapes = sanitize.default_shapes(op, tool)
-        assert 1 <= len(shapes) <= most and all(s in [tuple(c) for c in op.check_shapes] for s in shapes)
+        first = [s for s in shapes if s not in [tuple(c) for c in op.sanitize_shapes]]
+        assert 1 <= len(first) <= most and all(s in [tuple(c) for c in op.check_shapes] for s in first)
+        assert shapes[:len(first)] == first
+        assert shapes[len(first):] == [tuple(s) for s in op.sanitize_shapes
+                                       if torch.Size(s).numel() <= max_elements and tuple(s) not in first]
         assert all(torch.Size(s).numel() <= max_elements for s in shapes)
     assert max(torch.Size(s).numel() for s in sanitize.default_shapes(op, "racecheck")) <= \
         max(torch.Size(s).numel() for s in sanitize.default_shapes(op, "memcheck"))
+
+
+def test_spec_sanitize_shapes_come_after_the_defaults_under_each_tools_cap():
+    op = dataclasses.replace(discover.load_op("layernorm"),
+                             sanitize_shapes=[(3, 16384), (1, 1), (3, 16384), (4096, 4096)])
+    memcheck, racecheck = sanitize.default_shapes(op, "memcheck"), sanitize.default_shapes(op, "racecheck")
+    # (1, 1) is already a default shape, the second (3, 16384) a repeat; 4096 x 4096 is past racecheck's cap only
+    assert memcheck[-2:] == [(3, 16384), (4096, 4096)] and memcheck.count((1, 1)) == 1
+    assert racecheck[-1] == (3, 16384) and (4096, 4096) not in racecheck
+    assert "layernorm" in discover.op_names() and discover.load_op("layernorm").sanitize_shapes  # the norms name some
 
 
 def test_planted_files_give_their_rows_with_the_ops_inputs():
