@@ -21,7 +21,7 @@ CHECK_SHAPES = [(1, 1), (7, 3), (5, 127), (33, 1000), (64, 1025), (300, 4097), (
 BENCH_SHAPES = [(4096, 1024), (4096, 2048), (4096, 4096), (4096, 8192), (4096, 16384), (1024, 32768), (256, 65536)]
 QUICK_BENCH_SHAPES = [(4096, 4096), (256, 65536)]
 INTERPRET_SHAPES = [(1, 1), (7, 3), (5, 127), (4, 300), (33, 64)]
-# For the sanitizer, after the first small check shapes (which no step past v4 takes): 16-bit rows of 512 packets
+# For the sanitizer, after the first small check shapes (rows of at most 1025 elements): 16-bit rows of 512 packets
 # (v9 in blocks of 256 threads), 1025 (v8, and LayerNorm's v9, with a packet past the last full turn of the
 # threads) and 2048 (v9 in LayerNorm, v8 in RMSNorm); in fp32 the same N are rows for v6/v7 and for a cluster.
 SANITIZE_SHAPES = [(9, 4096), (5, 8200), (3, 16384)]
