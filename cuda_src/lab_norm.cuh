@@ -495,15 +495,13 @@ int staged_stages(int64_t cols, int blocks) {
 constexpr int64_t kStagedShortestPackets = 513;
 constexpr int kStagedMinPacks = 2;
 
-// v9 takes the rows of `shortest` to `longest` packets instead (kLeanShortestPackets, and RMSNorm's longest).
+// v9 takes rows from `shortest` packets on instead (kLeanShortestPackets).
 template <typename T, int kMaxThreads, int kMaxPacks, typename Call, typename Launch, typename Fallback>
 cudaError_t with_staged_shape(const Call& c, Launch launch, Fallback fallback,
-                              int64_t shortest = kStagedShortestPackets,
-                              int64_t longest = int64_t{kMaxThreads} * kMaxPacks) {
+                              int64_t shortest = kStagedShortestPackets) {
   const int64_t packets = c.packets();
   if constexpr (sizeof(T) == 2) {
-    if (c.vec && has_clusters() && packets >= shortest && packets <= longest &&
-        packets <= int64_t{kMaxThreads} * kMaxPacks) {
+    if (c.vec && has_clusters() && packets >= shortest && packets <= int64_t{kMaxThreads} * kMaxPacks) {
       const int64_t wanted = pow2_at_least((packets + kStagedMinPacks - 1) / kStagedMinPacks);
       const int threads = static_cast<int>(wanted > kMaxThreads ? kMaxThreads : wanted);
       return with_pow2<kStagedMinPacks, kMaxPacks>((packets + threads - 1) / threads,
@@ -514,7 +512,7 @@ cudaError_t with_staged_shape(const Call& c, Launch launch, Fallback fallback,
 }
 
 // v9's rows, from v8's shape rule: 16-bit rows of 512 packets (N = 4096, which v8 hands to v7 and v9 takes in
-// blocks of 256 threads) up to `longest` packets. Measured on the H200 at bf16 4096 x 4K-16K, one GPU for all three
+// blocks of 256 threads) up to what its packets a thread allow. Measured on the H200 at bf16 4096 x 4K-16K, one GPU for all three
 // steps (results/nvidia-h200/norm-backward-lean/): ahead of v7 at 4K in both norms, ahead of v8 at 8K-16K in
 // LayerNorm, level with it at 8K in RMSNorm and behind it at 16K, where RMSNorm's v9 hands its rows to v8.
 constexpr int64_t kLeanShortestPackets = 512;

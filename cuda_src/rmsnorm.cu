@@ -845,8 +845,9 @@ cudaError_t launch_rmsnorm_staged_backward(lab::DType dtype, const void* dy, con
 
 // ---- v9 lean: v8 with fewer instructions a row. -----------------------------------------------------------------
 // layernorm.cu's v9 (why, and what it takes out), with RMSNorm's arithmetic, on rows of 4K-8K elements: at 16K
-// (2048 packets) it ran behind v8 on the H200 (results/nvidia-h200/norm-backward-lean/), so those rows go to v8.
-constexpr int64_t kLeanLongestPackets = 1024;
+// (2048 packets) it ran behind v8 on the H200 (results/nvidia-h200/norm-backward-lean/), so those rows go to v8:
+// two packets a thread at most, rows of up to 512 · 2 packets.
+constexpr int kLeanMaxPacks = 2;
 
 template <typename T, int kPacks>
 __device__ __forceinline__ void lean_row_dx(lab::RowWords<T, kPacks>& xs, lab::RowWords<T, kPacks>& gs,
@@ -901,19 +902,16 @@ __global__ void __launch_bounds__(kThreads, lab::lean_min_blocks(kThreads, kPack
 
 template <typename T>
 cudaError_t run_lean_backward(const BackwardCall<T>& c) {
-  return lab::with_staged_shape<T, kVecBackwardThreads, kVecBackwardMaxPacks>(
+  return lab::with_staged_shape<T, kVecBackwardThreads, kLeanMaxPacks>(
       c,
       [&](auto packs, int threads) {
-        constexpr int kPacks = decltype(packs)::value;
-        const auto launch = [&](auto block) {
-          return lab::launch_staged<T, 1>(rmsnorm_lean_backward_kernel<T, kPacks, decltype(block)::value>, c,
-                                          threads, c.dy, c.x, c.w, c.rstd, c.dx);
-        };
-        // blocks of 256 threads only for rows of two packets a thread (with_staged_shape's shapes)
-        if constexpr (kPacks == 2) return lab::with_pow2<256, kVecBackwardThreads>(threads, launch);
-        else return launch(std::integral_constant<int, kVecBackwardThreads>{});
+        return lab::with_pow2<256, kVecBackwardThreads>(threads, [&](auto block) {
+          return lab::launch_staged<T, 1>(
+              rmsnorm_lean_backward_kernel<T, decltype(packs)::value, decltype(block)::value>, c, threads, c.dy,
+              c.x, c.w, c.rstd, c.dx);
+        });
       },
-      [&] { return run_staged_backward(c); }, lab::kLeanShortestPackets, kLeanLongestPackets);
+      [&] { return run_staged_backward(c); }, lab::kLeanShortestPackets);
 }
 
 cudaError_t launch_rmsnorm_lean_backward(lab::DType dtype, const void* dy, const void* x, const void* w,
