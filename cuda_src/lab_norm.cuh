@@ -512,9 +512,9 @@ cudaError_t with_staged_shape(const Call& c, Launch launch, Fallback fallback,
 }
 
 // v9's rows, from v8's shape rule: 16-bit rows of 512 packets (N = 4096, which v8 hands to v7 and v9 takes in
-// blocks of 256 threads) up to what its packets a thread allow. Measured on the H200 at bf16 4096 x 4K-16K, one GPU for all three
-// steps (results/nvidia-h200/norm-backward-lean/): ahead of v7 at 4K in both norms, ahead of v8 at 8K-16K in
-// LayerNorm, level with it at 8K in RMSNorm and behind it at 16K, where RMSNorm's v9 hands its rows to v8.
+// blocks of 256 threads) up to what its packets a thread allow. Measured on the H200 at bf16 4096 x 4K-16K, one GPU
+// for all three steps (results/nvidia-h200/norm-backward-lean/): ahead of v7 at 4K in both norms, ahead of v8 at
+// 8K-16K in LayerNorm, level with it at 8K in RMSNorm and behind it at 16K, where RMSNorm's v9 hands its rows to v8.
 constexpr int64_t kLeanShortestPackets = 512;
 
 // v9's blocks a multiprocessor holds at least, for __launch_bounds__: with two packets a thread, 1024 threads (64
