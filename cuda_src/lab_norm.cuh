@@ -519,7 +519,8 @@ constexpr int64_t kLeanShortestPackets = 512;
 
 // v9's blocks a multiprocessor holds at least, for __launch_bounds__: with two packets a thread, 1024 threads (64
 // registers each, as v8's kernel takes), so that two blocks of 512 share a multiprocessor as in v8; left to itself
-// the compiler gives v9's kernel a dozen registers more and one block. With four packets, one block.
+// the compiler gave v9's kernel more, and one block (results/nvidia-h200/norm-backward-lean/, run 1). With four
+// packets, one block.
 constexpr int lean_min_blocks(int threads, int packs) { return packs <= 2 ? 1024 / threads : 1; }
 
 // v8's launch, given its kernel (whose last parameters are partials, rows, cols and stages, after `args`): one wave
