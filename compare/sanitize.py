@@ -179,8 +179,8 @@ def default_shapes(op, tool: str) -> list[tuple[int, ...]]:
     most, max_elements = SHAPE_LIMITS[tool]
     small = [tuple(s) for s in op.check_shapes if math.prod(s) <= max_elements]
     shapes = small[:most] or [tuple(min(op.check_shapes, key=math.prod))]
-    return shapes + [tuple(s) for s in dict.fromkeys(map(tuple, op.sanitize_shapes))
-                     if math.prod(s) <= max_elements and tuple(s) not in shapes]
+    return shapes + [s for s in dict.fromkeys(map(tuple, op.sanitize_shapes))
+                     if math.prod(s) <= max_elements and s not in shapes]
 
 
 def dtype_names(op, wanted: list[str] | None) -> list[str]:

@@ -965,15 +965,15 @@ cudaError_t launch_layernorm_staged_backward(lab::DType dtype, const void* dy, c
 // instructions a second before it runs out of bandwidth. So this step takes instructions out of each row and
 // changes nothing else (the ring, the grid and the arithmetic of the sums are v8's):
 //   * the row's sum over the block (lab::block_sum_alternating): one barrier instead of two, and the warps' sums
-//     added by four shuffles instead of a loop over sixteen shared-memory reads, the block's threads known at compile
-//     time;
-//   * 1/N once a kernel, where v8 divides by N twice a row (a division is a dozen instructions);
+//     added by shuffles instead of a loop over every warp's sum in shared memory, the block's threads known at
+//     compile time;
+//   * 1/N once a kernel, where v8 divides by N twice a row (full-precision divisions, with a slow path);
 //   * the ring's slot and phase stepped (StagedRows::next), where v8 divides the row's 64-bit turn by the stages;
 //   * dx with the row's constants folded once a row (lean_row_dx): a subtraction, a multiplication and two
 //     multiply-adds an element.
-// The row loop loses a quarter to a third of its instructions (cuobjdump -sass); __launch_bounds__ keeps two blocks
-// of 512 a multiprocessor where v8 has them. It takes 16-bit rows of 4K-16K elements, 4K included
-// (lab::kLeanShortestPackets), which v8 hands to v7.
+// How much shorter the row loop is (cuobjdump -sass) and what it bought: results/nvidia-h200/norm-backward-lean/
+// README.md (commits 307c137, 943598d). __launch_bounds__ keeps two blocks of 512 a multiprocessor where v8 has
+// them. It takes 16-bit rows of 4K-16K elements, 4K included (lab::kLeanShortestPackets), which v8 hands to v7.
 template <typename T, int kPacks>
 __device__ __forceinline__ void lean_row_dx(lab::RowWords<T, kPacks>& xs, lab::RowWords<T, kPacks>& gs,
                                             const T* __restrict__ w, float mu, float rs, float2 s_over_n,
