@@ -144,11 +144,11 @@ inline bool has_clusters() { return device_attribute(cudaDevAttrComputeCapabilit
 
 // A launch of `kernel` in clusters of `blocks` blocks (1-D), `grid` blocks in all (a multiple of `blocks`).
 inline cudaLaunchConfig_t cluster_config(unsigned int grid, int threads, int blocks, cudaStream_t stream,
-                                         cudaLaunchAttribute* attribute) {
+                                         cudaLaunchAttribute* attribute, size_t smem = 0) {
   cudaLaunchConfig_t config = {};
   config.gridDim = dim3(grid);
   config.blockDim = dim3(threads);
-  config.dynamicSmemBytes = 0;
+  config.dynamicSmemBytes = smem;
   config.stream = stream;
   attribute->id = cudaLaunchAttributeClusterDimension;
   attribute->val.clusterDim.x = static_cast<unsigned int>(blocks);
@@ -167,13 +167,13 @@ inline int cluster_blocks(int64_t packets, int64_t per_block) {
   return blocks;
 }
 
-// Clusters of `blocks` blocks of `kernel` that the GPU holds at once, at most `cap`; 0 where it holds none (or
-// cannot say), which the launchers take as "no cluster path here".
+// Clusters of `blocks` blocks of `kernel` (with `smem` bytes of dynamic shared memory a block) that the GPU holds at
+// once, at most `cap`; 0 where it holds none (or cannot say), which the launchers take as "no cluster path here".
 template <typename Kernel>
-int64_t resident_clusters(Kernel kernel, int threads, int blocks, int64_t cap) {
+int64_t resident_clusters(Kernel kernel, int threads, int blocks, int64_t cap, size_t smem = 0) {
   cudaLaunchAttribute attribute;
   const cudaLaunchConfig_t config =
-      cluster_config(static_cast<unsigned int>(blocks), threads, blocks, nullptr, &attribute);
+      cluster_config(static_cast<unsigned int>(blocks), threads, blocks, nullptr, &attribute, smem);
   int clusters = 0;
   if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &config) != cudaSuccess) {
     (void)cudaGetLastError();

@@ -67,6 +67,28 @@ __device__ __forceinline__ void mbarrier_wait(uint64_t* bar, unsigned parity) {
       : "memory");
 }
 
+// `v` stored into the shared memory of block `rank` of this block's cluster, at the address `local` has in this
+// block's, as an asynchronous store completing (with its bytes) on that block's barrier at the address `bar` has
+// here ("st.async", "mapa"). Nothing before it in this thread has to be visible first: unlike a release, it waits
+// for none of the thread's earlier stores.
+__device__ __forceinline__ uint32_t cluster_address(const void* local, unsigned rank) {
+  uint32_t remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(smem_address(local)), "r"(rank));
+  return remote;
+}
+__device__ __forceinline__ void store_async_to_block(float* local, float v, uint64_t* bar, unsigned rank) {
+  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.f32 [%0], %1, [%2];\n" ::"r"(
+                   cluster_address(local, rank)),
+               "f"(v), "r"(cluster_address(bar, rank))
+               : "memory");
+}
+__device__ __forceinline__ void store_async_to_block(float2* local, float2 v, uint64_t* bar, unsigned rank) {
+  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.f32 [%0], {%1, %2}, [%3];\n" ::"r"(
+                   cluster_address(local, rank)),
+               "f"(v.x), "f"(v.y), "r"(cluster_address(bar, rank))
+               : "memory");
+}
+
 // `bytes` (a multiple of 16) of global memory at `src` into shared memory at `dst`, both 16-byte aligned, as one bulk
 // asynchronous copy completing on `bar` (its bytes announced there first): no tensor map, a contiguous run only.
 __device__ __forceinline__ void bulk_load(void* dst, const void* src, unsigned bytes, uint64_t* bar) {

@@ -386,14 +386,24 @@ struct StagedRows {
         row_bytes(static_cast<unsigned>(cols * sizeof(T))),
         slot_bytes(slot_size(cols)) {}
 
-  // The barriers, and the block's first `stages` rows on their way. Every thread calls it.
+  // The barriers, and the block's first `stages` rows on their way. Every thread calls it. `cols` is the rows'
+  // stride in elements (a row's bytes, the ring's: its constructor's); the block takes rows first, first + step, ...
+  // (v8, v9: blockIdx.x and gridDim.x; v10: its cluster's rows, each block a part of every row).
   __device__ void start(const T* x, const T* dy, int64_t rows, int cols) {
+    init();
+    for (int s = 0; s < stages; ++s) issue(s, blockIdx.x + int64_t{s} * gridDim.x, x, dy, rows, cols);
+  }
+  __device__ void start(const T* x, const T* dy, int64_t rows, int cols, int64_t first, int64_t step) {
+    init();
+    for (int s = 0; s < stages; ++s) issue(s, first + s * step, x, dy, rows, cols);
+  }
+  // The slots' barriers, initialised by thread 0 before any copy is issued.
+  __device__ void init() {
     if (threadIdx.x == 0) {
       for (int s = 0; s < stages; ++s) mbarrier_init(&full[s], 1);
       fence_mbarrier_init();
     }
     __syncthreads();
-    for (int s = 0; s < stages; ++s) issue(s, blockIdx.x + int64_t{s} * gridDim.x, x, dy, rows, cols);
   }
 
   // Thread 0: `row` (if there is one) into `slot`.
@@ -448,28 +458,39 @@ struct StagedRows {
   __device__ void release(Turn t, int64_t row, const T* x, const T* dy, int64_t rows, int cols) {
     issue(t.slot, row + int64_t{stages} * gridDim.x, x, dy, rows, cols);
   }
+  __device__ void release(Turn t, int64_t row, const T* x, const T* dy, int64_t rows, int cols, int64_t step) {
+    issue(t.slot, row + stages * step, x, dy, rows, cols);
+  }
 };
 
 // v8's partial rows: one row slot a block, so each thread stores its own sums, kVec consecutive columns a packet
 // (float4 stores; the columns of a part are 16-byte aligned since N is a multiple of kVec). Every column of the
-// block's partial rows is written.
+// block's partial rows is written. v10's: the block's `width` columns from `offset` of its cluster's partial row
+// `part` of `parts` (the cluster's blocks write the row's parts).
 template <typename T, int kGrads, int kPacks>
 __device__ __forceinline__ void write_thread_sums(const float (&acc)[kGrads][kPacks][Packet<T>::kSize],
-                                                  float* __restrict__ partials, int cols) {
+                                                  float* __restrict__ partials, int width, int cols, int64_t part,
+                                                  int64_t parts, int offset) {
   constexpr int kVec = Packet<T>::kSize;
 #pragma unroll
   for (int i = 0; i < kPacks; ++i) {
     const int first = (threadIdx.x + i * blockDim.x) * kVec;
-    if (first >= cols) continue;
+    if (first >= width) continue;
 #pragma unroll
     for (int g = 0; g < kGrads; ++g) {
-      float4* dst = reinterpret_cast<float4*>(partials + (static_cast<int64_t>(g) * gridDim.x + blockIdx.x) * cols +
+      float4* dst = reinterpret_cast<float4*>(partials + (static_cast<int64_t>(g) * parts + part) * cols + offset +
                                               first);
 #pragma unroll
       for (int h = 0; h < kVec / 4; ++h)
         dst[h] = make_float4(acc[g][i][4 * h], acc[g][i][4 * h + 1], acc[g][i][4 * h + 2], acc[g][i][4 * h + 3]);
     }
   }
+}
+
+template <typename T, int kGrads, int kPacks>
+__device__ __forceinline__ void write_thread_sums(const float (&acc)[kGrads][kPacks][Packet<T>::kSize],
+                                                  float* __restrict__ partials, int cols) {
+  write_thread_sums<T, kGrads, kPacks>(acc, partials, cols, cols, blockIdx.x, gridDim.x, 0);
 }
 
 // How many slots v8's ring has: about kStagedRingBytes of shared memory a multiprocessor, shared among the blocks
@@ -543,6 +564,105 @@ cudaError_t launch_staged(Kernel kernel, const Call& c, int threads, Args... arg
                                                                    static_cast<int>(c.cols), stages);
   if (cudaError_t err = cudaGetLastError(); err != cudaSuccess) return err;
   return sum_partials(c.workspace, grid, c.cols, c.grads(), c.stream);
+}
+
+
+// ---- v10 (v9's rows over a thread-block cluster: each block a contiguous part of every row; sm_90). -----------
+// Rows longer than one of v9's blocks holds (2048 packets: 512 threads of four), 16-byte aligned, fp32 included:
+// spread over the fewest blocks C (a power of two, 2 to kClusterMaxBlocks) whose parts hold them, each part a C-th of
+// the row (N a multiple of C packets), its threads kLeanClusterPacks packets each. launch(blocks) for those rows,
+// fallback() for the others.
+constexpr int kLeanClusterThreads = 512;
+constexpr int kLeanClusterPacks = 4;
+constexpr int64_t kLeanClusterPartPackets = int64_t{kLeanClusterThreads} * kLeanClusterPacks;
+
+// v10's row sums across its cluster, pushed rather than pulled. Each block's sum of a row goes by its threads
+// r < C straight into block r's shared memory (st.async), each store completing on a barrier of block r that counts
+// bytes; a block waits on its own barrier for the row's C sums and adds them in rank order, so every block gets the
+// same bits. A cluster barrier a row (cluster_sum_arrive / wait) would do the same with a release at every arrival,
+// which waits for the arriving thread's earlier stores (the last row's dx) to be acknowledged: v10's first version
+// did that, and under ncu its warps stalled on it more than on anything else (results/nvidia-h200/
+// norm-backward-lean-cluster/README.md). Two sets of slots and barriers, for alternate rows: a block pushes into a set
+// again two rows on, after the next row's block-wide barrier of every block it pushes to, so each has read the set
+// and waited out its phase. Every thread of the cluster calls start, then push and wait once a row.
+template <typename V>
+struct PushedClusterSums {
+  V (*slots)[kClusterMaxBlocks];  // [set][the sender's rank in the cluster]
+  uint64_t* arrived;              // [set]: one arrival (this block's thread 0, announcing C sums' bytes) and the bytes
+  int blocks;
+  unsigned rank, uses;  // uses: rows so far; set uses % 2, its barrier's phase parity (uses / 2) % 2
+
+  // The barriers, then a cluster barrier: no block pushes before every block's barriers are ready.
+  __device__ void start(int blocks_) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    __shared__ V set_slots[2][kClusterMaxBlocks];
+    __shared__ uint64_t set_arrived[2];
+    slots = set_slots, arrived = set_arrived, blocks = blocks_, uses = 0;
+    rank = cooperative_groups::this_cluster().block_rank();
+    if (threadIdx.x == 0) {
+      mbarrier_init(&arrived[0], 1);
+      mbarrier_init(&arrived[1], 1);
+      fence_mbarrier_init();
+    }
+    cooperative_groups::this_cluster().sync();
+#endif
+  }
+  // The block's sum of this row (every thread holding it) to every block of the cluster.
+  __device__ void push(V block_sum) {
+    const int set = uses & 1;
+    if (threadIdx.x == 0) mbarrier_expect_bytes(&arrived[set], blocks * static_cast<unsigned>(sizeof(V)));
+    if (threadIdx.x < blocks) store_async_to_block(&slots[set][rank], block_sum, &arrived[set], threadIdx.x);
+  }
+  // The row's sum over the cluster, once the C sums have landed here.
+  __device__ V wait() {
+    const int set = uses & 1;
+    mbarrier_wait(&arrived[set], (uses >> 1) & 1);
+    ++uses;
+    V s = slots[set][0];
+    for (int r = 1; r < blocks; ++r) s = add(s, slots[set][r]);
+    return s;
+  }
+};
+
+template <typename Call, typename Launch, typename Fallback>
+cudaError_t with_lean_cluster_shape(const Call& c, Launch launch, Fallback fallback) {
+  const int64_t packets = c.packets();
+  if (!c.vec || !has_clusters() || packets <= kLeanClusterPartPackets ||
+      packets > kLeanClusterPartPackets * kClusterMaxBlocks)
+    return fallback();
+  const int blocks = cluster_blocks(packets, kLeanClusterPartPackets);
+  if (packets % blocks != 0) return fallback();  // a part must be whole packets, 16-byte aligned
+  return launch(blocks);
+}
+
+// v10's launch, given its kernel (whose last parameters are partials, rows, cols, stages and the blocks of a cluster,
+// after `args`): one wave of resident clusters of `blocks` blocks, each block with a ring of its parts of the rows,
+// then the sum over the clusters' partial rows. `fallback` where no such cluster fits. Called with no workspace, it
+// only says how many floats the workspace needs.
+template <typename T, int kGrads, typename Kernel, typename Call, typename Fallback, typename... Args>
+cudaError_t launch_staged_clusters(Kernel kernel, const Call& c, int blocks, Fallback fallback, Args... args) {
+  const int64_t part = c.cols / blocks;
+  int per_sm = 0;  // blocks a multiprocessor holds, as far as its registers and threads go
+  if (cudaError_t err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kLeanClusterThreads, 0);
+      err != cudaSuccess)
+    return err;
+  const int stages = staged_stages<T>(part, per_sm);
+  const int64_t smem = StagedRows<T>::bytes(stages, part);
+  if (cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             static_cast<int>(smem));
+      err != cudaSuccess)
+    return err;
+  const int64_t clusters = resident_clusters(kernel, kLeanClusterThreads, blocks, c.rows, static_cast<size_t>(smem));
+  if (clusters == 0) return fallback();
+  if (!c.workspace) return c.needs(kGrads * clusters * c.cols);
+  cudaLaunchAttribute attribute;
+  const cudaLaunchConfig_t config = cluster_config(static_cast<unsigned int>(clusters * blocks), kLeanClusterThreads,
+                                                   blocks, c.stream, &attribute, static_cast<size_t>(smem));
+  if (cudaError_t err = cudaLaunchKernelEx(&config, kernel, args..., c.workspace, c.rows, static_cast<int>(c.cols),
+                                           stages, blocks);
+      err != cudaSuccess)
+    return err;
+  return sum_partials(c.workspace, clusters, c.cols, c.grads(), c.stream);
 }
 
 }  // namespace lab

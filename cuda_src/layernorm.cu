@@ -32,6 +32,9 @@
 //   v9 lean     + v8 with fewer instructions a row (its kernel is bound by issuing them, not by the memory):
 //               one barrier a row instead of two, the warps' sums added by shuffles, 1/N once, dx with the
 //               row's constants folded (the forward is v5's)
+//   v10 lean_cluster  + rows longer than one of v9's blocks holds, fp32 included (Hopper): each block of a cluster
+//               a contiguous part of every row in its ring, each block's sums stored into the others' shared
+//               memory (st.async) once a row, with no cluster barrier (the forward is v5's)
 //
 // The forward saves mean and rstd (fp32, M each) for the backward. Each step adds a path for the rows it is good at
 // and hands every other shape to the step before (its launcher's first line), so every row runs every shape: rows
@@ -91,6 +94,10 @@ cudaError_t launch_layernorm_lean_backward(lab::DType dtype, const void* dy, con
                                            const float* mean, const float* rstd, void* dx, void* dw, void* db,
                                            float* workspace, int64_t* workspace_floats, int64_t rows, int64_t cols,
                                            cudaStream_t stream);
+cudaError_t launch_layernorm_lean_cluster_backward(lab::DType dtype, const void* dy, const void* x, const void* w,
+                                                   const float* mean, const float* rstd, void* dx, void* dw,
+                                                   void* db, float* workspace, int64_t* workspace_floats,
+                                                   int64_t rows, int64_t cols, cudaStream_t stream);
 
 #ifdef __CUDACC__
 #include "lab_norm.cuh"
@@ -1055,6 +1062,78 @@ cudaError_t launch_layernorm_lean_backward(lab::DType dtype, const void* dy, con
                            [](const auto& c) { return run_lean_backward(c); });
 }
 
+// ---- v10 lean cluster: v9's rows across a thread-block cluster (Hopper). -----------------------------------------
+// Rows longer than one of v9's blocks holds (16K elements in fp16/bf16, 8K in fp32) went to v5/v7, whose cluster
+// rows hold the row in registers, two barriers and a cluster barrier a row, and no bytes in flight beyond the
+// registers' (v7: the next row's). v10 gives each block of a cluster of C a contiguous C-th of every row of its
+// cluster (lab::with_lean_cluster_shape) and runs v9 on it: the block's parts of the next rows in its ring, one block
+// barrier a row, then the two sums across the cluster (lab::PushedClusterSums: each block's sums stored into every
+// block's shared memory, no cluster barrier a row), dx of its part. Each cluster writes one partial row per
+// gradient, each block its columns.
+template <typename T, int kPacks, int kThreads>
+__global__ void __launch_bounds__(kThreads, lab::lean_min_blocks(kThreads, kPacks))
+    layernorm_lean_cluster_backward_kernel(
+    const T* __restrict__ dy, const T* __restrict__ x, const T* __restrict__ w, const float* __restrict__ mean,
+    const float* __restrict__ rstd, T* __restrict__ dx, float* __restrict__ partials, int64_t rows, int cols,
+    int stages, int blocks_per_cluster) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  extern __shared__ __align__(lab::kStagedSlotAlign) unsigned char ring_memory[];
+  __shared__ float2 warp_sums[2][kThreads / 32];  // alternate rows use alternate sets (block_sum_alternating)
+  constexpr int kVec = lab::Packet<T>::kSize;
+  const int rank = threadIdx.x, part = cols / blocks_per_cluster;  // this block's columns: offset, offset + part
+  const int offset = static_cast<int>(blockIdx.x % blocks_per_cluster) * part;
+  const int64_t cluster = blockIdx.x / blocks_per_cluster, clusters = gridDim.x / blocks_per_cluster;
+  const float inv_cols = 1.0f / static_cast<float>(cols);
+  lab::StagedRows<T> ring(ring_memory, stages, part);
+  ring.start(x + offset, dy + offset, rows, cols, cluster, clusters);
+  float acc[2][kPacks][kVec] = {};  // Σ dy·x̂ (dw) and Σ dy (db) of this thread's columns over its cluster's rows
+  float mu_next = cluster < rows ? mean[cluster] : 0.0f, rs_next = cluster < rows ? rstd[cluster] : 0.0f;
+  lab::PushedClusterSums<float2> sums;
+  sums.start(blocks_per_cluster);
+  auto turn = ring.turn_of(0);
+  int sums_set = 0;  // which of warp_sums' two sets this row's sums go through
+  for (int64_t row = cluster; row < rows; row += clusters, ring.next(turn), sums_set ^= 1) {
+    const float mu = mu_next, rs = rs_next;
+    if (row + clusters < rows) mu_next = mean[row + clusters], rs_next = rstd[row + clusters];
+    lab::RowWords<T, kPacks> xs, gs;
+    ring.take(turn, xs, gs, rank, kThreads, part);
+    float2 s = backward_row_sums(xs, gs, w + offset, mu, rs, rank, kThreads, part, true, acc);
+    s = lab::block_sum_alternating<kThreads>(s, warp_sums[sums_set]);
+    ring.release(turn, row, x + offset, dy + offset, rows, cols, clusters);
+    sums.push(s);
+    s = sums.wait();  // Σ w·dy·x̂, Σ w·dy over the whole row, the same bits everywhere
+    lean_row_dx(xs, gs, w + offset, mu, rs, make_float2(s.x * inv_cols, s.y * inv_cols), dx + row * cols + offset,
+                rank, kThreads, part);
+  }
+  lab::cluster_done();
+  lab::write_thread_sums<T, 2, kPacks>(acc, partials, part, cols, cluster, clusters, offset);
+#else
+  __trap();  // as v8's
+#endif
+}
+
+// v10's rows (lab::with_lean_cluster_shape); every other row, and where no such cluster fits, to v9.
+template <typename T>
+cudaError_t run_lean_cluster_backward(const BackwardCall<T>& c) {
+  const auto fallback = [&] { return run_lean_backward(c); };
+  return lab::with_lean_cluster_shape(
+      c,
+      [&](int blocks) {
+        return lab::launch_staged_clusters<T, 2>(
+            layernorm_lean_cluster_backward_kernel<T, lab::kLeanClusterPacks, lab::kLeanClusterThreads>, c, blocks,
+            fallback, c.dy, c.x, c.w, c.mean, c.rstd, c.dx);
+      },
+      fallback);
+}
+
+cudaError_t launch_layernorm_lean_cluster_backward(lab::DType dtype, const void* dy, const void* x, const void* w,
+                                                   const float* mean, const float* rstd, void* dx, void* dw,
+                                                   void* db, float* workspace, int64_t* workspace_floats,
+                                                   int64_t rows, int64_t cols, cudaStream_t stream) {
+  return dispatch_backward(dtype, dy, x, w, mean, rstd, dx, dw, db, workspace, workspace_floats, rows, cols, stream,
+                           [](const auto& c) { return run_lean_cluster_backward(c); });
+}
+
 cudaError_t launch_layernorm_vec(lab::DType dtype, const void* x, const void* w, const void* b, void* y, float* mean,
                                  float* rstd, int64_t rows, int64_t cols, cudaStream_t stream) {
   return dispatch_forward(dtype, x, w, b, y, mean, rstd, rows, cols, stream, [](const auto& c) { return run_vec(c); });
@@ -1289,6 +1368,19 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> layernorm_lean_backward(
   return layernorm_backward(dy, x, w, b, mean, rstd, "lean_backward", launch_layernorm_lean_backward);
 }
 
+// v10's forward is v5's: only its backward adds a path.
+std::tuple<at::Tensor, at::Tensor, at::Tensor> layernorm_lean_cluster(const at::Tensor& x, const at::Tensor& w,
+                                                                     const at::Tensor& b) {
+  return layernorm_forward(x, w, b, "lean_cluster", launch_layernorm_cluster);
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> layernorm_lean_cluster_backward(
+    const at::Tensor& dy, const at::Tensor& x, const at::Tensor& w, const at::Tensor& b, const at::Tensor& mean,
+    const at::Tensor& rstd) {
+  return layernorm_backward(dy, x, w, b, mean, rstd, "lean_cluster_backward",
+                            launch_layernorm_lean_cluster_backward);
+}
+
 TORCH_LIBRARY(lab_layernorm, m) {
   m.def("naive(Tensor x, Tensor weight, Tensor bias) -> (Tensor, Tensor, Tensor)");
   m.def("naive_backward(Tensor dy, Tensor x, Tensor weight, Tensor bias, Tensor mean, Tensor rstd) -> "
@@ -1317,6 +1409,9 @@ TORCH_LIBRARY(lab_layernorm, m) {
   m.def("lean(Tensor x, Tensor weight, Tensor bias) -> (Tensor, Tensor, Tensor)");
   m.def("lean_backward(Tensor dy, Tensor x, Tensor weight, Tensor bias, Tensor mean, Tensor rstd) -> "
         "(Tensor, Tensor, Tensor)");
+  m.def("lean_cluster(Tensor x, Tensor weight, Tensor bias) -> (Tensor, Tensor, Tensor)");
+  m.def("lean_cluster_backward(Tensor dy, Tensor x, Tensor weight, Tensor bias, Tensor mean, Tensor rstd) -> "
+        "(Tensor, Tensor, Tensor)");
 }
 
 TORCH_LIBRARY_IMPL(lab_layernorm, CUDA, m) {
@@ -1338,6 +1433,8 @@ TORCH_LIBRARY_IMPL(lab_layernorm, CUDA, m) {
   m.impl("staged_backward", &layernorm_staged_backward);
   m.impl("lean", &layernorm_lean);
   m.impl("lean_backward", &layernorm_lean_backward);
+  m.impl("lean_cluster", &layernorm_lean_cluster);
+  m.impl("lean_cluster_backward", &layernorm_lean_cluster_backward);
 }
 
 #endif

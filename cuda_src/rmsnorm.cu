@@ -31,6 +31,9 @@
 //   v9 lean     + v8 with fewer instructions a row (its kernel is bound by issuing them, not by the memory):
 //               one barrier a row instead of two, the warps' sums added by shuffles, 1/N once, dx with the
 //               row's constants folded (the forward is v5's)
+//   v10 lean_cluster  + rows longer than one of v9's blocks holds, fp32 included (Hopper): each block of a cluster
+//               a contiguous part of every row in its ring, each block's sums stored into the others' shared
+//               memory (st.async) once a row, with no cluster barrier (the forward is v5's)
 //
 // The forward saves rstd (fp32, M) for the backward. Each step adds a path for the rows it is good at and hands
 // every other shape to the step before (its launcher's first line), so every row runs every shape: rows longer than
@@ -87,6 +90,10 @@ cudaError_t launch_rmsnorm_lean_backward(lab::DType dtype, const void* dy, const
                                          const float* rstd, void* dx, void* dw, float* workspace,
                                          int64_t* workspace_floats, int64_t rows, int64_t cols,
                                          cudaStream_t stream);
+cudaError_t launch_rmsnorm_lean_cluster_backward(lab::DType dtype, const void* dy, const void* x, const void* w,
+                                                 const float* rstd, void* dx, void* dw, float* workspace,
+                                                 int64_t* workspace_floats, int64_t rows, int64_t cols,
+                                                 cudaStream_t stream);
 
 #ifdef __CUDACC__
 #include "lab_norm.cuh"
@@ -922,6 +929,71 @@ cudaError_t launch_rmsnorm_lean_backward(lab::DType dtype, const void* dy, const
                            [](const auto& c) { return run_lean_backward(c); });
 }
 
+// ---- v10 lean cluster: v9's rows across a thread-block cluster (Hopper). -----------------------------------------
+// layernorm.cu's v10, with RMSNorm's arithmetic: rows longer than one of v9's blocks holds, fp32 included.
+template <typename T, int kPacks, int kThreads>
+__global__ void __launch_bounds__(kThreads, lab::lean_min_blocks(kThreads, kPacks))
+    rmsnorm_lean_cluster_backward_kernel(const T* __restrict__ dy, const T* __restrict__ x, const T* __restrict__ w,
+                                         const float* __restrict__ rstd, T* __restrict__ dx,
+                                         float* __restrict__ partials, int64_t rows, int cols, int stages,
+                                         int blocks_per_cluster) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  extern __shared__ __align__(lab::kStagedSlotAlign) unsigned char ring_memory[];
+  __shared__ float warp_sums[2][kThreads / 32];  // alternate rows use alternate sets (block_sum_alternating)
+  constexpr int kVec = lab::Packet<T>::kSize;
+  const int rank = threadIdx.x, part = cols / blocks_per_cluster;  // this block's columns: offset, offset + part
+  const int offset = static_cast<int>(blockIdx.x % blocks_per_cluster) * part;
+  const int64_t cluster = blockIdx.x / blocks_per_cluster, clusters = gridDim.x / blocks_per_cluster;
+  const float inv_cols = 1.0f / static_cast<float>(cols);
+  lab::StagedRows<T> ring(ring_memory, stages, part);
+  ring.start(x + offset, dy + offset, rows, cols, cluster, clusters);
+  float acc[1][kPacks][kVec] = {};  // Σ dy·x̂ (dw) of this thread's columns over its cluster's rows
+  float rs_next = cluster < rows ? rstd[cluster] : 0.0f;
+  lab::PushedClusterSums<float> sums;
+  sums.start(blocks_per_cluster);
+  auto turn = ring.turn_of(0);
+  int sums_set = 0;  // which of warp_sums' two sets this row's sum goes through
+  for (int64_t row = cluster; row < rows; row += clusters, ring.next(turn), sums_set ^= 1) {
+    const float rs = rs_next;
+    if (row + clusters < rows) rs_next = rstd[row + clusters];
+    lab::RowWords<T, kPacks> xs, gs;
+    ring.take(turn, xs, gs, rank, kThreads, part);
+    float s = backward_row_sums(xs, gs, w + offset, rs, rank, kThreads, part, true, acc);
+    s = lab::block_sum_alternating<kThreads>(s, warp_sums[sums_set]);
+    ring.release(turn, row, x + offset, dy + offset, rows, cols, clusters);
+    sums.push(s);
+    s = sums.wait();  // Σ w·dy·x̂ over the whole row, the same bits everywhere
+    lean_row_dx(xs, gs, w + offset, rs, s * inv_cols, dx + row * cols + offset, rank, kThreads, part);
+  }
+  lab::cluster_done();
+  lab::write_thread_sums<T, 1, kPacks>(acc, partials, part, cols, cluster, clusters, offset);
+#else
+  __trap();  // as v8's
+#endif
+}
+
+// v10's rows (lab::with_lean_cluster_shape); every other row, and where no such cluster fits, to v9.
+template <typename T>
+cudaError_t run_lean_cluster_backward(const BackwardCall<T>& c) {
+  const auto fallback = [&] { return run_lean_backward(c); };
+  return lab::with_lean_cluster_shape(
+      c,
+      [&](int blocks) {
+        return lab::launch_staged_clusters<T, 1>(
+            rmsnorm_lean_cluster_backward_kernel<T, lab::kLeanClusterPacks, lab::kLeanClusterThreads>, c, blocks,
+            fallback, c.dy, c.x, c.w, c.rstd, c.dx);
+      },
+      fallback);
+}
+
+cudaError_t launch_rmsnorm_lean_cluster_backward(lab::DType dtype, const void* dy, const void* x, const void* w,
+                                                 const float* rstd, void* dx, void* dw, float* workspace,
+                                                 int64_t* workspace_floats, int64_t rows, int64_t cols,
+                                                 cudaStream_t stream) {
+  return dispatch_backward(dtype, dy, x, w, rstd, dx, dw, workspace, workspace_floats, rows, cols, stream,
+                           [](const auto& c) { return run_lean_cluster_backward(c); });
+}
+
 #else  // host half: the torch binding
 
 #include <tuple>
@@ -1084,6 +1156,16 @@ std::tuple<at::Tensor, at::Tensor> rmsnorm_lean_backward(const at::Tensor& dy, c
   return rmsnorm_backward(dy, x, w, rstd, "lean_backward", launch_rmsnorm_lean_backward);
 }
 
+// v10's forward is v5's: only its backward adds a path.
+std::tuple<at::Tensor, at::Tensor> rmsnorm_lean_cluster(const at::Tensor& x, const at::Tensor& w) {
+  return rmsnorm_forward(x, w, "lean_cluster", launch_rmsnorm_cluster);
+}
+
+std::tuple<at::Tensor, at::Tensor> rmsnorm_lean_cluster_backward(const at::Tensor& dy, const at::Tensor& x,
+                                                                 const at::Tensor& w, const at::Tensor& rstd) {
+  return rmsnorm_backward(dy, x, w, rstd, "lean_cluster_backward", launch_rmsnorm_lean_cluster_backward);
+}
+
 TORCH_LIBRARY(lab_rmsnorm, m) {
   m.def("naive(Tensor x, Tensor weight) -> (Tensor, Tensor)");
   m.def("naive_backward(Tensor dy, Tensor x, Tensor weight, Tensor rstd) -> (Tensor, Tensor)");
@@ -1103,6 +1185,8 @@ TORCH_LIBRARY(lab_rmsnorm, m) {
   m.def("staged_backward(Tensor dy, Tensor x, Tensor weight, Tensor rstd) -> (Tensor, Tensor)");
   m.def("lean(Tensor x, Tensor weight) -> (Tensor, Tensor)");
   m.def("lean_backward(Tensor dy, Tensor x, Tensor weight, Tensor rstd) -> (Tensor, Tensor)");
+  m.def("lean_cluster(Tensor x, Tensor weight) -> (Tensor, Tensor)");
+  m.def("lean_cluster_backward(Tensor dy, Tensor x, Tensor weight, Tensor rstd) -> (Tensor, Tensor)");
 }
 
 TORCH_LIBRARY_IMPL(lab_rmsnorm, CUDA, m) {
@@ -1124,6 +1208,8 @@ TORCH_LIBRARY_IMPL(lab_rmsnorm, CUDA, m) {
   m.impl("staged_backward", &rmsnorm_staged_backward);
   m.impl("lean", &rmsnorm_lean);
   m.impl("lean_backward", &rmsnorm_lean_backward);
+  m.impl("lean_cluster", &rmsnorm_lean_cluster);
+  m.impl("lean_cluster_backward", &rmsnorm_lean_cluster_backward);
 }
 
 #endif

@@ -362,3 +362,19 @@ def test_the_staged_step_launches_its_own_kernel_on_aligned_block_rows(norm, dty
 def test_the_lean_step_launches_its_own_kernel_on_its_rows(norm, dtype, shape, kernel):
     """v9 takes 16-bit rows of 512-2048 packets in LayerNorm, 512-1024 in RMSNorm; every other row goes to v8."""
     _assert_bulk_copy_step_kernel(norm, "lean", dtype, shape, kernel)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("norm", ["layernorm", "rmsnorm"])
+@pytest.mark.parametrize("dtype,shape,kernel", [
+    (torch.bfloat16, (64, 32768), "lean_cluster_backward_kernel"),  # clusters of two
+    (torch.float16, (16, 65536), "lean_cluster_backward_kernel"),   # four
+    (torch.float32, (64, 16384), "lean_cluster_backward_kernel"),   # fp32: two
+    (torch.float32, (8, 65536), "lean_cluster_backward_kernel"),    # eight
+    (torch.bfloat16, (3, 40000), "lean_cluster_backward_kernel"),   # 5000 packets: four parts of 1250
+    (torch.float16, (8, 32776), "prefetch_backward_kernel"),  # 4097 packets, not four whole parts: v7's clusters
+])
+def test_the_lean_cluster_step_launches_its_own_kernel_on_long_rows(norm, dtype, shape, kernel):
+    """v10 takes 16-byte aligned rows longer than one of v9's blocks holds (2048 packets), fp32 included, in
+    clusters of the fewest blocks whose equal parts hold them; every other row goes to v9."""
+    _assert_bulk_copy_step_kernel(norm, "lean_cluster", dtype, shape, kernel)
