@@ -362,7 +362,7 @@ cudaError_t with_cluster_shape(int64_t packets, int threads, Launch launch) {
 // packets of the slot. Rows must be 16-byte aligned (`vec`): a bulk copy moves whole 16-byte units.
 constexpr int kStagedSlotAlign = 128;
 
-template <typename T>
+template <typename T, int kArrays = 2>  // a slot holds a row of x and one of dy (the backward), or x alone (v11)
 struct StagedRows {
   uint64_t* full;        // one barrier per slot, at the start of the dynamic shared memory
   unsigned char* slots;  // then the slots, kStagedSlotAlign-aligned
@@ -375,8 +375,8 @@ struct StagedRows {
     return kStagedSlotAlign + stages * slot_size(cols);
   }
   __host__ __device__ static int64_t slot_size(int64_t cols) {
-    const int64_t both = 2 * cols * static_cast<int64_t>(sizeof(T));
-    return (both + kStagedSlotAlign - 1) / kStagedSlotAlign * kStagedSlotAlign;
+    const int64_t all = kArrays * cols * static_cast<int64_t>(sizeof(T));
+    return (all + kStagedSlotAlign - 1) / kStagedSlotAlign * kStagedSlotAlign;
   }
 
   __device__ StagedRows(unsigned char* smem, int stages_, int cols)
@@ -410,9 +410,9 @@ struct StagedRows {
   __device__ void issue(int slot, int64_t row, const T* x, const T* dy, int64_t rows, int cols) {
     if (threadIdx.x != 0 || row >= rows) return;
     unsigned char* dst = slots + slot * slot_bytes;
-    mbarrier_expect_bytes(&full[slot], 2 * row_bytes);
+    mbarrier_expect_bytes(&full[slot], kArrays * row_bytes);
     bulk_load(dst, x + row * cols, row_bytes, &full[slot]);
-    bulk_load(dst + row_bytes, dy + row * cols, row_bytes, &full[slot]);
+    if constexpr (kArrays == 2) bulk_load(dst + row_bytes, dy + row * cols, row_bytes, &full[slot]);
   }
 
   // Where the block's j-th row sits: slot j % stages, its barrier's phase parity (j / stages) % 2. v9 keeps one and
@@ -447,6 +447,20 @@ struct StagedRows {
       const int packet = rank + i * size;
       xs.p[i] = packet < packets ? xr[packet] : uint4{};
       gs.p[i] = packet < packets ? gr[packet] : uint4{};
+    }
+  }
+
+  // v11's: x alone.
+  template <int kPacks>
+  __device__ void take(Turn t, RowWords<T, kPacks>& xs, int rank, int size, int cols) const {
+    static_assert(kArrays == 1, "a ring of x alone");
+    mbarrier_wait(&full[t.slot], t.parity);
+    const uint4* xr = reinterpret_cast<const uint4*>(slots + t.slot * slot_bytes);
+    const int packets = cols / Packet<T>::kSize;
+#pragma unroll
+    for (int i = 0; i < kPacks; ++i) {
+      const int packet = rank + i * size;
+      xs.p[i] = packet < packets ? xr[packet] : uint4{};
     }
   }
 
@@ -499,9 +513,9 @@ __device__ __forceinline__ void write_thread_sums(const float (&acc)[kGrads][kPa
 constexpr int64_t kStagedRingBytes = 160 * 1024;
 constexpr int kStagedMaxStages = 8;
 
-template <typename T>
+template <typename T, int kArrays = 2>
 int staged_stages(int64_t cols, int blocks) {
-  const int64_t fit = kStagedRingBytes / (blocks > 0 ? blocks : 1) / StagedRows<T>::slot_size(cols);
+  const int64_t fit = kStagedRingBytes / (blocks > 0 ? blocks : 1) / StagedRows<T, kArrays>::slot_size(cols);
   return static_cast<int>(fit < 2 ? 2 : (fit > kStagedMaxStages ? kStagedMaxStages : fit));
 }
 
@@ -575,6 +589,10 @@ cudaError_t launch_staged(Kernel kernel, const Call& c, int threads, Args... arg
 constexpr int kLeanClusterThreads = 512;
 constexpr int kLeanClusterPacks = 4;
 constexpr int64_t kLeanClusterPartPackets = int64_t{kLeanClusterThreads} * kLeanClusterPacks;
+// v11's forward rows: more than 4096 packets (fp32 from 32K elements, fp16/bf16 from 64K). On the H200 its first
+// run (results/nvidia-h200/norm-forward-staged/README.md) had it ahead of v4/v5 on those and behind or level on the
+// rows of 4096 packets (fp32 16K, 16-bit 32K), which v4 holds in one block of 1024 threads.
+constexpr int64_t kStagedForwardShortestPackets = 2 * kLeanClusterPartPackets + 1;
 
 // v10's row sums across its cluster, pushed rather than pulled. Each block's sum of a row goes by its threads
 // r < C straight into block r's shared memory (st.async), each store completing on a barrier of block r that counts
@@ -584,7 +602,9 @@ constexpr int64_t kLeanClusterPartPackets = int64_t{kLeanClusterThreads} * kLean
 // did that, and under ncu its warps stalled on it more than on anything else (results/nvidia-h200/
 // norm-backward-lean-cluster/README.md). Two sets of slots and barriers, for alternate rows: a block pushes into a set
 // again two rows on, after the next row's block-wide barrier of every block it pushes to, so each has read the set
-// and waited out its phase. Every thread of the cluster calls start, then push and wait once a row.
+// and waited out its phase. Every thread of the cluster calls start, then push and wait once a row. No cluster
+// barrier at the end either: a block receives only the sums it waits for, so once it has its last row's, no other
+// block will touch its shared memory and it may exit.
 template <typename V>
 struct PushedClusterSums {
   V (*slots)[kClusterMaxBlocks];  // [set][the sender's rank in the cluster]
@@ -624,15 +644,54 @@ struct PushedClusterSums {
   }
 };
 
+// v11 (the forward) takes rows from `shortest` packets on: kStagedForwardShortestPackets.
 template <typename Call, typename Launch, typename Fallback>
-cudaError_t with_lean_cluster_shape(const Call& c, Launch launch, Fallback fallback) {
+cudaError_t with_lean_cluster_shape(const Call& c, Launch launch, Fallback fallback,
+                                    int64_t shortest = kLeanClusterPartPackets + 1) {
   const int64_t packets = c.packets();
-  if (!c.vec || !has_clusters() || packets <= kLeanClusterPartPackets ||
+  if (!c.vec || !has_clusters() || packets < shortest ||
       packets > kLeanClusterPartPackets * kClusterMaxBlocks)
     return fallback();
   const int blocks = cluster_blocks(packets, kLeanClusterPartPackets);
   if (packets % blocks != 0) return fallback();  // a part must be whole packets, 16-byte aligned
   return launch(blocks);
+}
+
+// v10's and v11's rings in clusters of `blocks` blocks of kLeanClusterThreads: the slots a block's ring has for its
+// part of a row (`part` elements, kArrays arrays a slot), its dynamic shared memory, and how many such clusters
+// one wave holds (0: none fits).
+struct ClusterRings {
+  int stages;
+  int64_t smem;
+  int64_t clusters;
+};
+
+template <typename T, int kArrays, typename Kernel>
+cudaError_t cluster_rings(Kernel kernel, int64_t part, int blocks, int64_t rows, ClusterRings* rings) {
+  int per_sm = 0;  // blocks a multiprocessor holds, as far as its registers and threads go
+  if (cudaError_t err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kLeanClusterThreads, 0);
+      err != cudaSuccess)
+    return err;
+  rings->stages = staged_stages<T, kArrays>(part, per_sm);
+  rings->smem = StagedRows<T, kArrays>::bytes(rings->stages, part);
+  if (cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             static_cast<int>(rings->smem));
+      err != cudaSuccess)
+    return err;
+  rings->clusters = resident_clusters(kernel, kLeanClusterThreads, blocks, rows, static_cast<size_t>(rings->smem));
+  return cudaSuccess;
+}
+
+// One wave of `rings`' clusters of `kernel`, whose last parameters are the ring's stages and the blocks of a
+// cluster, after `args`.
+template <typename Kernel, typename... Args>
+cudaError_t launch_cluster_rings(Kernel kernel, const ClusterRings& rings, int blocks, cudaStream_t stream,
+                                 Args... args) {
+  cudaLaunchAttribute attribute;
+  const cudaLaunchConfig_t config = cluster_config(static_cast<unsigned int>(rings.clusters * blocks),
+                                                   kLeanClusterThreads, blocks, stream, &attribute,
+                                                   static_cast<size_t>(rings.smem));
+  return cudaLaunchKernelEx(&config, kernel, args..., rings.stages, blocks);
 }
 
 // v10's launch, given its kernel (whose last parameters are partials, rows, cols, stages and the blocks of a cluster,
@@ -641,28 +700,28 @@ cudaError_t with_lean_cluster_shape(const Call& c, Launch launch, Fallback fallb
 // only says how many floats the workspace needs.
 template <typename T, int kGrads, typename Kernel, typename Call, typename Fallback, typename... Args>
 cudaError_t launch_staged_clusters(Kernel kernel, const Call& c, int blocks, Fallback fallback, Args... args) {
-  const int64_t part = c.cols / blocks;
-  int per_sm = 0;  // blocks a multiprocessor holds, as far as its registers and threads go
-  if (cudaError_t err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kLeanClusterThreads, 0);
+  ClusterRings rings;
+  if (cudaError_t err = cluster_rings<T, 2>(kernel, c.cols / blocks, blocks, c.rows, &rings); err != cudaSuccess)
+    return err;
+  if (rings.clusters == 0) return fallback();
+  if (!c.workspace) return c.needs(kGrads * rings.clusters * c.cols);
+  if (cudaError_t err = launch_cluster_rings(kernel, rings, blocks, c.stream, args..., c.workspace, c.rows,
+                                             static_cast<int>(c.cols));
       err != cudaSuccess)
     return err;
-  const int stages = staged_stages<T>(part, per_sm);
-  const int64_t smem = StagedRows<T>::bytes(stages, part);
-  if (cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                             static_cast<int>(smem));
-      err != cudaSuccess)
+  return sum_partials(c.workspace, rings.clusters, c.cols, c.grads(), c.stream);
+}
+
+// v11's launch (the forward: x alone in the ring, no partial rows), given its kernel, whose last parameters are rows,
+// cols, stages and the blocks of a cluster, after `args`; `fallback` where no such cluster fits.
+template <typename T, typename Kernel, typename Call, typename Fallback, typename... Args>
+cudaError_t launch_staged_forward_clusters(Kernel kernel, const Call& c, int blocks, Fallback fallback,
+                                           Args... args) {
+  ClusterRings rings;
+  if (cudaError_t err = cluster_rings<T, 1>(kernel, c.cols / blocks, blocks, c.rows, &rings); err != cudaSuccess)
     return err;
-  const int64_t clusters = resident_clusters(kernel, kLeanClusterThreads, blocks, c.rows, static_cast<size_t>(smem));
-  if (clusters == 0) return fallback();
-  if (!c.workspace) return c.needs(kGrads * clusters * c.cols);
-  cudaLaunchAttribute attribute;
-  const cudaLaunchConfig_t config = cluster_config(static_cast<unsigned int>(clusters * blocks), kLeanClusterThreads,
-                                                   blocks, c.stream, &attribute, static_cast<size_t>(smem));
-  if (cudaError_t err = cudaLaunchKernelEx(&config, kernel, args..., c.workspace, c.rows, static_cast<int>(c.cols),
-                                           stages, blocks);
-      err != cudaSuccess)
-    return err;
-  return sum_partials(c.workspace, clusters, c.cols, c.grads(), c.stream);
+  if (rings.clusters == 0) return fallback();
+  return launch_cluster_rings(kernel, rings, blocks, c.stream, args..., c.rows, static_cast<int>(c.cols));
 }
 
 }  // namespace lab

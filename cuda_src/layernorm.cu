@@ -35,6 +35,9 @@
 //   v10 lean_cluster  + rows longer than one of v9's blocks holds, fp32 included (Hopper): each block of a cluster
 //               a contiguous part of every row in its ring, each block's sums stored into the others' shared
 //               memory (st.async) once a row, with no cluster barrier (the forward is v5's)
+//   v11 staged_forward  + the forward's rows that v10 takes in the backward, taken the same way: each block of a
+//               cluster a contiguous part of every row in its ring (x alone), the two sums pushed across the
+//               cluster (the backward is v10's)
 //
 // The forward saves mean and rstd (fp32, M each) for the backward. Each step adds a path for the rows it is good at
 // and hands every other shape to the step before (its launcher's first line), so every row runs every shape: rows
@@ -54,6 +57,9 @@ cudaError_t launch_layernorm_block(lab::DType dtype, const void* x, const void* 
                                    float* rstd, int64_t rows, int64_t cols, cudaStream_t stream);
 cudaError_t launch_layernorm_cluster(lab::DType dtype, const void* x, const void* w, const void* b, void* y,
                                      float* mean, float* rstd, int64_t rows, int64_t cols, cudaStream_t stream);
+cudaError_t launch_layernorm_staged_forward(lab::DType dtype, const void* x, const void* w, const void* b, void* y,
+                                            float* mean, float* rstd, int64_t rows, int64_t cols,
+                                            cudaStream_t stream);
 // One backward launcher per step: dx, dw and db. The fp32 sums over rows go through `workspace`, whose size the
 // step's path decides: called with workspace == nullptr a launcher launches nothing and sets *workspace_floats to
 // the floats it needs; called again with that many floats at `workspace`, it runs. Every float it reads there it
@@ -1105,7 +1111,6 @@ __global__ void __launch_bounds__(kThreads, lab::lean_min_blocks(kThreads, kPack
     lean_row_dx(xs, gs, w + offset, mu, rs, make_float2(s.x * inv_cols, s.y * inv_cols), dx + row * cols + offset,
                 rank, kThreads, part);
   }
-  lab::cluster_done();
   lab::write_thread_sums<T, 2, kPacks>(acc, partials, part, cols, cluster, clusters, offset);
 #else
   __trap();  // as v8's
@@ -1132,6 +1137,96 @@ cudaError_t launch_layernorm_lean_cluster_backward(lab::DType dtype, const void*
                                                    int64_t rows, int64_t cols, cudaStream_t stream) {
   return dispatch_backward(dtype, dy, x, w, mean, rstd, dx, dw, db, workspace, workspace_floats, rows, cols, stream,
                            [](const auto& c) { return run_lean_cluster_backward(c); });
+}
+
+// ---- v11 staged forward: the forward's long rows as v10 takes the backward's (Hopper). ---------------------------
+// v4 holds a forward row of up to 8192 packets in one block and v5 the longer fp32 rows over a cluster, each with
+// the row in registers and nothing else in flight: while a block reduces a row, its multiprocessor reads nothing
+// for it. v11 takes the rows v10 takes (lab::with_lean_cluster_shape) the way v10 does: each block of a cluster of C
+// a contiguous C-th of every row of its cluster, staged in its ring by bulk copies (x alone), the row's two sums
+// (mean, then the centered squares: forward_row's arithmetic) over the block (lab::block_sum_alternating) and across
+// the cluster (lab::PushedClusterSums), then y of its part; block 0's thread 0 writes the row's mean and rstd. A
+// slot is refilled after the row's first block-wide barrier, when every thread holds its packets.
+template <typename T, int kPacks, int kThreads>
+__global__ void __launch_bounds__(kThreads) layernorm_staged_forward_kernel(
+    const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ b, T* __restrict__ y,
+    float* __restrict__ mean, float* __restrict__ rstd, float eps, int64_t rows, int cols, int stages,
+    int blocks_per_cluster) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  extern __shared__ __align__(lab::kStagedSlotAlign) unsigned char ring_memory[];
+  __shared__ float warp_sums[2][kThreads / 32];  // alternate sums use alternate sets (block_sum_alternating)
+  constexpr int kVec = lab::Packet<T>::kSize;
+  const int rank = threadIdx.x, part = cols / blocks_per_cluster;  // this block's columns: offset, offset + part
+  const int block_rank = static_cast<int>(blockIdx.x % blocks_per_cluster), offset = block_rank * part;
+  const int64_t cluster = blockIdx.x / blocks_per_cluster, clusters = gridDim.x / blocks_per_cluster;
+  const float inv_cols = 1.0f / static_cast<float>(cols);
+  lab::StagedRows<T, 1> ring(ring_memory, stages, part);
+  ring.start(x + offset, nullptr, rows, cols, cluster, clusters);
+  lab::PushedClusterSums<float> sums;
+  sums.start(blocks_per_cluster);
+  auto turn = ring.turn_of(0);
+  int sums_set = 0;
+  for (int64_t row = cluster; row < rows; row += clusters, ring.next(turn)) {
+    lab::RowWords<T, kPacks> xs;
+    ring.take(turn, xs, rank, kThreads, part);
+    float s = lab::block_sum_alternating<kThreads>(xs.sum(), warp_sums[sums_set]);  // zeros past the part add 0
+    sums_set ^= 1;
+    ring.release(turn, row, x + offset, nullptr, rows, cols, clusters);
+    sums.push(s);
+    const float mu = sums.wait() * inv_cols;
+    xs.rewiden();
+    s = xs.sum(rank, kThreads, part, true, [mu](float v) {
+      const float d = v - mu;
+      return d * d;
+    });
+    s = lab::block_sum_alternating<kThreads>(s, warp_sums[sums_set]);
+    sums_set ^= 1;
+    sums.push(s);
+    const float rs = rsqrtf(sums.wait() * inv_cols + eps);
+    xs.rewiden();
+    T* yr = y + row * cols + offset;
+#pragma unroll
+    for (int i = 0; i < kPacks; ++i) {
+      const int packet = rank + i * kThreads;
+      if (packet * kVec >= part) continue;
+      const uint4 wp = lab::load_words(w + offset, packet, part, true);
+      const uint4 bp = lab::load_words(b + offset, packet, part, true);
+      float v[kVec];
+#pragma unroll
+      for (int k = 0; k < kVec; ++k)
+        v[k] = (xs(i, k) - mu) * rs * lab::word_element<T>(wp, k) + lab::word_element<T>(bp, k);
+      lab::store_words(yr, packet, part, true, v);
+    }
+    if (block_rank == 0 && rank == 0) {
+      mean[row] = mu;
+      rstd[row] = rs;
+    }
+  }
+#else
+  __trap();  // as v8's
+#endif
+}
+
+// v11's rows (lab::with_lean_cluster_shape from kStagedForwardShortestPackets); every other row, and where no such
+// cluster fits, to v5.
+template <typename T>
+cudaError_t run_staged_forward(const ForwardCall<T>& c) {
+  const auto fallback = [&] { return run_cluster(c); };
+  return lab::with_lean_cluster_shape(
+      c,
+      [&](int blocks) {
+        return lab::launch_staged_forward_clusters<T>(
+            layernorm_staged_forward_kernel<T, lab::kLeanClusterPacks, lab::kLeanClusterThreads>, c, blocks,
+            fallback, c.x, c.w, c.b, c.y, c.mean, c.rstd, kLayerNormEps);
+      },
+      fallback, lab::kStagedForwardShortestPackets);
+}
+
+cudaError_t launch_layernorm_staged_forward(lab::DType dtype, const void* x, const void* w, const void* b, void* y,
+                                            float* mean, float* rstd, int64_t rows, int64_t cols,
+                                            cudaStream_t stream) {
+  return dispatch_forward(dtype, x, w, b, y, mean, rstd, rows, cols, stream,
+                          [](const auto& c) { return run_staged_forward(c); });
 }
 
 cudaError_t launch_layernorm_vec(lab::DType dtype, const void* x, const void* w, const void* b, void* y, float* mean,
@@ -1381,6 +1476,19 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> layernorm_lean_cluster_backward(
                             launch_layernorm_lean_cluster_backward);
 }
 
+std::tuple<at::Tensor, at::Tensor, at::Tensor> layernorm_staged_forward(const at::Tensor& x, const at::Tensor& w,
+                                                                       const at::Tensor& b) {
+  return layernorm_forward(x, w, b, "staged_forward", launch_layernorm_staged_forward);
+}
+
+// v11's backward is v10's: only its forward adds a path.
+std::tuple<at::Tensor, at::Tensor, at::Tensor> layernorm_staged_forward_backward(
+    const at::Tensor& dy, const at::Tensor& x, const at::Tensor& w, const at::Tensor& b, const at::Tensor& mean,
+    const at::Tensor& rstd) {
+  return layernorm_backward(dy, x, w, b, mean, rstd, "staged_forward_backward",
+                            launch_layernorm_lean_cluster_backward);
+}
+
 TORCH_LIBRARY(lab_layernorm, m) {
   m.def("naive(Tensor x, Tensor weight, Tensor bias) -> (Tensor, Tensor, Tensor)");
   m.def("naive_backward(Tensor dy, Tensor x, Tensor weight, Tensor bias, Tensor mean, Tensor rstd) -> "
@@ -1412,6 +1520,9 @@ TORCH_LIBRARY(lab_layernorm, m) {
   m.def("lean_cluster(Tensor x, Tensor weight, Tensor bias) -> (Tensor, Tensor, Tensor)");
   m.def("lean_cluster_backward(Tensor dy, Tensor x, Tensor weight, Tensor bias, Tensor mean, Tensor rstd) -> "
         "(Tensor, Tensor, Tensor)");
+  m.def("staged_forward(Tensor x, Tensor weight, Tensor bias) -> (Tensor, Tensor, Tensor)");
+  m.def("staged_forward_backward(Tensor dy, Tensor x, Tensor weight, Tensor bias, Tensor mean, Tensor rstd) -> "
+        "(Tensor, Tensor, Tensor)");
 }
 
 TORCH_LIBRARY_IMPL(lab_layernorm, CUDA, m) {
@@ -1435,6 +1546,8 @@ TORCH_LIBRARY_IMPL(lab_layernorm, CUDA, m) {
   m.impl("lean_backward", &layernorm_lean_backward);
   m.impl("lean_cluster", &layernorm_lean_cluster);
   m.impl("lean_cluster_backward", &layernorm_lean_cluster_backward);
+  m.impl("staged_forward", &layernorm_staged_forward);
+  m.impl("staged_forward_backward", &layernorm_staged_forward_backward);
 }
 
 #endif

@@ -34,6 +34,9 @@
 //   v10 lean_cluster  + rows longer than one of v9's blocks holds, fp32 included (Hopper): each block of a cluster
 //               a contiguous part of every row in its ring, each block's sums stored into the others' shared
 //               memory (st.async) once a row, with no cluster barrier (the forward is v5's)
+//   v11 staged_forward  + the forward's rows that v10 takes in the backward, taken the same way: each block of a
+//               cluster a contiguous part of every row in its ring (x alone), the sum pushed across the cluster
+//               (the backward is v10's)
 //
 // The forward saves rstd (fp32, M) for the backward. Each step adds a path for the rows it is good at and hands
 // every other shape to the step before (its launcher's first line), so every row runs every shape: rows longer than
@@ -54,6 +57,8 @@ cudaError_t launch_rmsnorm_block(lab::DType dtype, const void* x, const void* w,
                                  int64_t cols, cudaStream_t stream);
 cudaError_t launch_rmsnorm_cluster(lab::DType dtype, const void* x, const void* w, void* y, float* rstd, int64_t rows,
                                    int64_t cols, cudaStream_t stream);
+cudaError_t launch_rmsnorm_staged_forward(lab::DType dtype, const void* x, const void* w, void* y, float* rstd,
+                                          int64_t rows, int64_t cols, cudaStream_t stream);
 // One backward launcher per step: dx and dw. The fp32 sums over rows go through `workspace`, whose size the step's
 // path decides: called with workspace == nullptr a launcher launches nothing and sets *workspace_floats to the
 // floats it needs; called again with that many floats at `workspace`, it runs. Every float it reads there it has
@@ -642,6 +647,74 @@ cudaError_t run_cluster_backward(const BackwardCall<T>& c) {
   return launch_cluster_rows<T, false>(c, [&] { return run_block_backward(c); });
 }
 
+// ---- v11 staged forward: the forward's long rows as v10 takes the backward's (Hopper). ---------------------------
+// layernorm.cu's v11, with RMSNorm's arithmetic (forward_row's): one sum a row, Σx², then y of the block's part.
+template <typename T, int kPacks, int kThreads>
+__global__ void __launch_bounds__(kThreads) rmsnorm_staged_forward_kernel(
+    const T* __restrict__ x, const T* __restrict__ w, T* __restrict__ y, float* __restrict__ rstd, float eps,
+    int64_t rows, int cols, int stages, int blocks_per_cluster) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  extern __shared__ __align__(lab::kStagedSlotAlign) unsigned char ring_memory[];
+  __shared__ float warp_sums[2][kThreads / 32];  // alternate rows use alternate sets (block_sum_alternating)
+  constexpr int kVec = lab::Packet<T>::kSize;
+  const int rank = threadIdx.x, part = cols / blocks_per_cluster;  // this block's columns: offset, offset + part
+  const int block_rank = static_cast<int>(blockIdx.x % blocks_per_cluster), offset = block_rank * part;
+  const int64_t cluster = blockIdx.x / blocks_per_cluster, clusters = gridDim.x / blocks_per_cluster;
+  const float inv_cols = 1.0f / static_cast<float>(cols);
+  lab::StagedRows<T, 1> ring(ring_memory, stages, part);
+  ring.start(x + offset, nullptr, rows, cols, cluster, clusters);
+  lab::PushedClusterSums<float> sums;
+  sums.start(blocks_per_cluster);
+  auto turn = ring.turn_of(0);
+  int sums_set = 0;
+  for (int64_t row = cluster; row < rows; row += clusters, ring.next(turn), sums_set ^= 1) {
+    lab::RowWords<T, kPacks> xs;
+    ring.take(turn, xs, rank, kThreads, part);
+    float s = xs.sum(rank, kThreads, part, true, [](float v) { return v * v; });
+    s = lab::block_sum_alternating<kThreads>(s, warp_sums[sums_set]);
+    ring.release(turn, row, x + offset, nullptr, rows, cols, clusters);
+    sums.push(s);
+    const float rs = rsqrtf(sums.wait() * inv_cols + eps);
+    xs.rewiden();
+    T* yr = y + row * cols + offset;
+#pragma unroll
+    for (int i = 0; i < kPacks; ++i) {
+      const int packet = rank + i * kThreads;
+      if (packet * kVec >= part) continue;
+      const uint4 wp = lab::load_words(w + offset, packet, part, true);
+      float v[kVec];
+#pragma unroll
+      for (int k = 0; k < kVec; ++k) v[k] = xs(i, k) * rs * lab::word_element<T>(wp, k);
+      lab::store_words(yr, packet, part, true, v);
+    }
+    if (block_rank == 0 && rank == 0) rstd[row] = rs;
+  }
+#else
+  __trap();  // as v8's
+#endif
+}
+
+// v11's rows (lab::with_lean_cluster_shape from kStagedForwardShortestPackets); every other row, and where no such
+// cluster fits, to v5.
+template <typename T>
+cudaError_t run_staged_forward(const ForwardCall<T>& c) {
+  const auto fallback = [&] { return run_cluster(c); };
+  return lab::with_lean_cluster_shape(
+      c,
+      [&](int blocks) {
+        return lab::launch_staged_forward_clusters<T>(
+            rmsnorm_staged_forward_kernel<T, lab::kLeanClusterPacks, lab::kLeanClusterThreads>, c, blocks, fallback,
+            c.x, c.w, c.y, c.rstd, kRmsNormEps);
+      },
+      fallback, lab::kStagedForwardShortestPackets);
+}
+
+cudaError_t launch_rmsnorm_staged_forward(lab::DType dtype, const void* x, const void* w, void* y, float* rstd,
+                                          int64_t rows, int64_t cols, cudaStream_t stream) {
+  return dispatch_forward(dtype, x, w, y, rstd, rows, cols, stream,
+                          [](const auto& c) { return run_staged_forward(c); });
+}
+
 cudaError_t launch_rmsnorm_vec(lab::DType dtype, const void* x, const void* w, void* y, float* rstd, int64_t rows,
                                int64_t cols, cudaStream_t stream) {
   return dispatch_forward(dtype, x, w, y, rstd, rows, cols, stream, [](const auto& c) { return run_vec(c); });
@@ -965,7 +1038,6 @@ __global__ void __launch_bounds__(kThreads, lab::lean_min_blocks(kThreads, kPack
     s = sums.wait();  // Σ w·dy·x̂ over the whole row, the same bits everywhere
     lean_row_dx(xs, gs, w + offset, rs, s * inv_cols, dx + row * cols + offset, rank, kThreads, part);
   }
-  lab::cluster_done();
   lab::write_thread_sums<T, 1, kPacks>(acc, partials, part, cols, cluster, clusters, offset);
 #else
   __trap();  // as v8's
@@ -1166,6 +1238,16 @@ std::tuple<at::Tensor, at::Tensor> rmsnorm_lean_cluster_backward(const at::Tenso
   return rmsnorm_backward(dy, x, w, rstd, "lean_cluster_backward", launch_rmsnorm_lean_cluster_backward);
 }
 
+std::tuple<at::Tensor, at::Tensor> rmsnorm_staged_forward(const at::Tensor& x, const at::Tensor& w) {
+  return rmsnorm_forward(x, w, "staged_forward", launch_rmsnorm_staged_forward);
+}
+
+// v11's backward is v10's: only its forward adds a path.
+std::tuple<at::Tensor, at::Tensor> rmsnorm_staged_forward_backward(const at::Tensor& dy, const at::Tensor& x,
+                                                                   const at::Tensor& w, const at::Tensor& rstd) {
+  return rmsnorm_backward(dy, x, w, rstd, "staged_forward_backward", launch_rmsnorm_lean_cluster_backward);
+}
+
 TORCH_LIBRARY(lab_rmsnorm, m) {
   m.def("naive(Tensor x, Tensor weight) -> (Tensor, Tensor)");
   m.def("naive_backward(Tensor dy, Tensor x, Tensor weight, Tensor rstd) -> (Tensor, Tensor)");
@@ -1187,6 +1269,8 @@ TORCH_LIBRARY(lab_rmsnorm, m) {
   m.def("lean_backward(Tensor dy, Tensor x, Tensor weight, Tensor rstd) -> (Tensor, Tensor)");
   m.def("lean_cluster(Tensor x, Tensor weight) -> (Tensor, Tensor)");
   m.def("lean_cluster_backward(Tensor dy, Tensor x, Tensor weight, Tensor rstd) -> (Tensor, Tensor)");
+  m.def("staged_forward(Tensor x, Tensor weight) -> (Tensor, Tensor)");
+  m.def("staged_forward_backward(Tensor dy, Tensor x, Tensor weight, Tensor rstd) -> (Tensor, Tensor)");
 }
 
 TORCH_LIBRARY_IMPL(lab_rmsnorm, CUDA, m) {
@@ -1210,6 +1294,8 @@ TORCH_LIBRARY_IMPL(lab_rmsnorm, CUDA, m) {
   m.impl("lean_backward", &rmsnorm_lean_backward);
   m.impl("lean_cluster", &rmsnorm_lean_cluster);
   m.impl("lean_cluster_backward", &rmsnorm_lean_cluster_backward);
+  m.impl("staged_forward", &rmsnorm_staged_forward);
+  m.impl("staged_forward_backward", &rmsnorm_staged_forward_backward);
 }
 
 #endif

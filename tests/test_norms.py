@@ -263,19 +263,24 @@ def _kernels_launched(op_name, impl_name, dtype, shape):
     op = discover.load_op(op_name)
     fn = next(i for i in discover.implementations(op) if i.name == impl_name).load()
     device = torch.device("cuda")
-    state = fn.lab_prepare(*op.make_inputs(shape, dtype, device, torch.Generator(device=device).manual_seed(0)))
-    fn.lab_timed(*state)  # JIT compilation first
-    return [a["name"] for a in timing.gpu_activities(lambda: fn.lab_timed(*state))]
+    inputs = op.make_inputs(shape, dtype, device, torch.Generator(device=device).manual_seed(0))
+    if hasattr(fn, "lab_prepare"):  # a pass of an op with a backward (compare.passes)
+        state = fn.lab_prepare(*inputs)
+        call = lambda: fn.lab_timed(*state)  # noqa: E731
+    else:
+        call = lambda: fn(*inputs)  # noqa: E731
+    call()  # JIT compilation first
+    return [a["name"] for a in timing.gpu_activities(call)]
 
 
-def _assert_bulk_copy_step_kernel(norm, step, dtype, shape, kernel):
-    """The backward of cuda:<step> (v8 or v9, whose kernels need Hopper's bulk copies) launched <norm>_<kernel>, and
-    no kernel of its own where that is another step's."""
+def _assert_bulk_copy_step_kernel(norm, step, dtype, shape, kernel, forward=False):
+    """The backward (or the forward) of cuda:<step> (v8-v11, whose kernels need Hopper's bulk copies) launched
+    <norm>_<kernel>, and no kernel of its own where that is another step's."""
     if torch.cuda.get_device_capability()[0] < 9:
         pytest.skip("bulk copies need compute capability 9.0")
-    names = _kernels_launched(f"{norm}-backward", f"cuda:{step}", dtype, shape)
+    names = _kernels_launched(norm if forward else f"{norm}-backward", f"cuda:{step}", dtype, shape)
     assert any(f"{norm}_{kernel}" in name for name in names), f"{shape} {dtype} launched {names}"
-    if kernel != f"{step}_backward_kernel":
+    if kernel != (f"{step}_kernel" if forward else f"{step}_backward_kernel"):
         assert not any(f"_{step}_" in name for name in names), f"{shape} {dtype} launched {names}"
 
 
@@ -378,3 +383,20 @@ def test_the_lean_cluster_step_launches_its_own_kernel_on_long_rows(norm, dtype,
     """v10 takes 16-byte aligned rows longer than one of v9's blocks holds (2048 packets), fp32 included, in
     clusters of the fewest blocks whose equal parts hold them; every other row goes to v9."""
     _assert_bulk_copy_step_kernel(norm, "lean_cluster", dtype, shape, kernel)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("norm", ["layernorm", "rmsnorm"])
+@pytest.mark.parametrize("dtype,shape,kernel", [
+    (torch.bfloat16, (16, 65536), "staged_forward_kernel"),  # 8192 packets: clusters of four
+    (torch.float32, (64, 32768), "staged_forward_kernel"),   # fp32: four
+    (torch.float32, (8, 65536), "staged_forward_kernel"),    # eight
+    (torch.bfloat16, (3, 40000), "staged_forward_kernel"),   # 5000 packets: four parts of 1250
+    (torch.bfloat16, (64, 32768), "vec_kernel"),             # 4096 packets: v4's block (v3 and v4's kernel)
+    (torch.float32, (64, 16384), "vec_kernel"),
+    (torch.float16, (8, 65544), "cluster_forward_kernel"),   # 8193 packets, not eight whole parts: v5's cluster
+])
+def test_the_staged_forward_step_launches_its_own_kernel_on_long_rows(norm, dtype, shape, kernel):
+    """v11 takes the forward rows of more than 4096 packets that v10 would take in the backward; every other row
+    goes to v5 (v4's one block up to 8192 packets)."""
+    _assert_bulk_copy_step_kernel(norm, "staged_forward", dtype, shape, kernel, forward=True)
