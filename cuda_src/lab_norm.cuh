@@ -388,7 +388,7 @@ struct StagedRows {
 
   // The barriers, and the block's first `stages` rows on their way. Every thread calls it. `cols` is the rows'
   // stride in elements (a row's bytes, the ring's: its constructor's); the block takes rows first, first + step, ...
-  // (v8, v9: blockIdx.x and gridDim.x; v10: its cluster's rows, each block a part of every row).
+  // (v8, v9: blockIdx.x and gridDim.x; v10, v11: its cluster's rows, each block a part of every row).
   __device__ void start(const T* x, const T* dy, int64_t rows, int cols) {
     init();
     for (int s = 0; s < stages; ++s) issue(s, blockIdx.x + int64_t{s} * gridDim.x, x, dy, rows, cols);
@@ -508,7 +508,7 @@ __device__ __forceinline__ void write_thread_sums(const float (&acc)[kGrads][kPa
 }
 
 // How many slots v8's ring has: about kStagedRingBytes of shared memory a multiprocessor, shared among the blocks
-// its registers let it hold (`blocks`), between 2 and kStagedMaxStages slots a block. A slot holds 2·N elements,
+// its registers let it hold (`blocks`), between 2 and kStagedMaxStages slots a block. A slot holds kArrays·N elements,
 // so short rows get more slots and long rows fewer, for about the same bytes in flight a multiprocessor.
 constexpr int64_t kStagedRingBytes = 160 * 1024;
 constexpr int kStagedMaxStages = 8;
@@ -580,7 +580,6 @@ cudaError_t launch_staged(Kernel kernel, const Call& c, int threads, Args... arg
   return sum_partials(c.workspace, grid, c.cols, c.grads(), c.stream);
 }
 
-
 // ---- v10 (v9's rows over a thread-block cluster: each block a contiguous part of every row; sm_90). -----------
 // Rows longer than one of v9's blocks holds (2048 packets: 512 threads of four), 16-byte aligned, fp32 included:
 // spread over the fewest blocks C (a power of two, 2 to kClusterMaxBlocks) whose parts hold them, each part a C-th of
@@ -594,15 +593,15 @@ constexpr int64_t kLeanClusterPartPackets = int64_t{kLeanClusterThreads} * kLean
 // rows of 4096 packets (fp32 16K, 16-bit 32K), which v4 holds in one block of 1024 threads.
 constexpr int64_t kStagedForwardShortestPackets = 2 * kLeanClusterPartPackets + 1;
 
-// v10's row sums across its cluster, pushed rather than pulled. Each block's sum of a row goes by its threads
+// v10's and v11's row sums across a cluster, pushed rather than pulled. Each block's sum of a row goes by its threads
 // r < C straight into block r's shared memory (st.async), each store completing on a barrier of block r that counts
 // bytes; a block waits on its own barrier for the row's C sums and adds them in rank order, so every block gets the
 // same bits. A cluster barrier a row (cluster_sum_arrive / wait) would do the same with a release at every arrival,
 // which waits for the arriving thread's earlier stores (the last row's dx) to be acknowledged: v10's first version
 // did that, and under ncu its warps stalled on it more than on anything else (results/nvidia-h200/
-// norm-backward-lean-cluster/README.md). Two sets of slots and barriers, for alternate rows: a block pushes into a set
-// again two rows on, after the next row's block-wide barrier of every block it pushes to, so each has read the set
-// and waited out its phase. Every thread of the cluster calls start, then push and wait once a row. No cluster
+// norm-backward-lean-cluster/README.md). Two sets of slots and barriers, for alternate sums: a block pushes into a
+// set again two sums on, after the next sum's block-wide barrier of every block it pushes to, so each has read the
+// set and waited out its phase. Every thread of the cluster calls start, then push and wait for each sum. No cluster
 // barrier at the end either: a block receives only the sums it waits for, so once it has its last row's, no other
 // block will touch its shared memory and it may exit.
 template <typename V>
@@ -610,7 +609,7 @@ struct PushedClusterSums {
   V (*slots)[kClusterMaxBlocks];  // [set][the sender's rank in the cluster]
   uint64_t* arrived;              // [set]: one arrival (this block's thread 0, announcing C sums' bytes) and the bytes
   int blocks;
-  unsigned rank, uses;  // uses: rows so far; set uses % 2, its barrier's phase parity (uses / 2) % 2
+  unsigned rank, uses;  // uses: sums so far; set uses % 2, its barrier's phase parity (uses / 2) % 2
 
   // The barriers, then a cluster barrier: no block pushes before every block's barriers are ready.
   __device__ void start(int blocks_) {
