@@ -23,9 +23,9 @@ QUICK_BENCH_SHAPES = [(4096, 4096), (256, 65536)]
 INTERPRET_SHAPES = [(1, 1), (7, 3), (5, 127), (4, 300), (33, 64)]
 # For the sanitizer, after the first small check shapes (rows of at most 1025 elements): 16-bit rows of 512 packets
 # (v9 in blocks of 256 threads), 1025 (v8, and LayerNorm's v9, with a packet past the last full turn of the
-# threads) and 2048 (v9 in LayerNorm, v8 in RMSNorm), 4096 (v10 in clusters of two); in fp32 the same N are rows
-# for v6/v7 and for v10's clusters.
-SANITIZE_SHAPES = [(9, 4096), (5, 8200), (3, 16384), (3, 32768)]
+# threads) and 2048 (v9 in LayerNorm, v8 in RMSNorm), 4096 (v10 in clusters of two) and 8192 (v10 and the forward's
+# v11 in clusters of four); in fp32 the same N are rows for v6/v7 and for v10's and v11's clusters.
+SANITIZE_SHAPES = [(9, 4096), (5, 8200), (3, 16384), (3, 32768), (2, 65536)]
 # Spread into an Op with **SHAPES.
 # 2^31 + 1024 elements in rows of 1024, a length every step of both sides takes itself (none hands it down): a
 # row's offset row·N computed in 32 bits wraps for the last rows (tests/test_bad_inputs.py).
