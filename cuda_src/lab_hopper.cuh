@@ -67,6 +67,14 @@ __device__ __forceinline__ void mbarrier_wait(uint64_t* bar, unsigned parity) {
       : "memory");
 }
 
+// A cluster barrier without release semantics ("barrier.cluster.arrive.relaxed"): it orders nothing the thread did
+// before it, so it waits for none of the thread's stores; its wait still acquires. For a barrier that only says
+// "every block has initialised its mbarriers" (fence_mbarrier_init orders that part).
+__device__ __forceinline__ void cluster_arrive_relaxed() {
+  asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ void cluster_wait() { asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory"); }
+
 // `v` stored into the shared memory of block `rank` of this block's cluster, at the address `local` has in this
 // block's, as an asynchronous store completing (with its bytes) on that block's barrier at the address `bar` has
 // here ("st.async", "mapa"). Nothing before it in this thread has to be visible first: unlike a release, it waits

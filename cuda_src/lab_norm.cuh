@@ -611,7 +611,9 @@ struct PushedClusterSums {
   int blocks;
   unsigned rank, uses;  // uses: sums so far; set uses % 2, its barrier's phase parity (uses / 2) % 2
 
-  // The barriers, then a cluster barrier: no block pushes before every block's barriers are ready.
+  // The barriers, then a cluster barrier: no block pushes before every block's barriers are ready. A relaxed one
+  // (the barriers' initialisation is fenced): with release semantics each thread waited there for its earlier
+  // memory operations (results/nvidia-h200/norm-forward-staged/README.md, section 3). Called before anything else.
   __device__ void start(int blocks_) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     __shared__ V set_slots[2][kClusterMaxBlocks];
@@ -623,7 +625,8 @@ struct PushedClusterSums {
       mbarrier_init(&arrived[1], 1);
       fence_mbarrier_init();
     }
-    cooperative_groups::this_cluster().sync();
+    cluster_arrive_relaxed();
+    cluster_wait();
 #endif
   }
   // The block's sum of this row (every thread holding it) to every block of the cluster.

@@ -1090,12 +1090,12 @@ __global__ void __launch_bounds__(kThreads, lab::lean_min_blocks(kThreads, kPack
   const int offset = static_cast<int>(blockIdx.x % blocks_per_cluster) * part;
   const int64_t cluster = blockIdx.x / blocks_per_cluster, clusters = gridDim.x / blocks_per_cluster;
   const float inv_cols = 1.0f / static_cast<float>(cols);
+  lab::PushedClusterSums<float2> sums;
+  sums.start(blocks_per_cluster);
   lab::StagedRows<T> ring(ring_memory, stages, part);
   ring.start(x + offset, dy + offset, rows, cols, cluster, clusters);
   float acc[2][kPacks][kVec] = {};  // Σ dy·x̂ (dw) and Σ dy (db) of this thread's columns over its cluster's rows
   float mu_next = cluster < rows ? mean[cluster] : 0.0f, rs_next = cluster < rows ? rstd[cluster] : 0.0f;
-  lab::PushedClusterSums<float2> sums;
-  sums.start(blocks_per_cluster);
   auto turn = ring.turn_of(0);
   int sums_set = 0;  // which of warp_sums' two sets this row's sums go through
   for (int64_t row = cluster; row < rows; row += clusters, ring.next(turn), sums_set ^= 1) {
@@ -1160,10 +1160,10 @@ __global__ void __launch_bounds__(kThreads) layernorm_staged_forward_kernel(
   const int block_rank = static_cast<int>(blockIdx.x % blocks_per_cluster), offset = block_rank * part;
   const int64_t cluster = blockIdx.x / blocks_per_cluster, clusters = gridDim.x / blocks_per_cluster;
   const float inv_cols = 1.0f / static_cast<float>(cols);
-  lab::StagedRows<T, 1> ring(ring_memory, stages, part);
-  ring.start(x + offset, nullptr, rows, cols, cluster, clusters);
   lab::PushedClusterSums<float> sums;
   sums.start(blocks_per_cluster);
+  lab::StagedRows<T, 1> ring(ring_memory, stages, part);
+  ring.start(x + offset, nullptr, rows, cols, cluster, clusters);
   auto turn = ring.turn_of(0);
   int sums_set = 0;
   for (int64_t row = cluster; row < rows; row += clusters, ring.next(turn)) {
