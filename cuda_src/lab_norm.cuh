@@ -583,8 +583,8 @@ cudaError_t launch_staged(Kernel kernel, const Call& c, int threads, Args... arg
 // ---- v10 (v9's rows over a thread-block cluster: each block a contiguous part of every row; sm_90). -----------
 // Rows longer than one of v9's blocks holds (2048 packets: 512 threads of four), 16-byte aligned, fp32 included:
 // spread over the fewest blocks C (a power of two, 2 to kClusterMaxBlocks) whose parts hold them, each part a C-th of
-// the row (N a multiple of C packets), its threads kLeanClusterPacks packets each. launch(blocks) for those rows,
-// fallback() for the others.
+// the row (N a multiple of C packets), its threads two or kLeanClusterPacks packets each
+// (with_lean_cluster_packs_shape).
 constexpr int kLeanClusterThreads = 512;
 constexpr int kLeanClusterPacks = 4;
 constexpr int64_t kLeanClusterPartPackets = int64_t{kLeanClusterThreads} * kLeanClusterPacks;
@@ -646,17 +646,33 @@ struct PushedClusterSums {
   }
 };
 
-// v11 (the forward) takes rows from `shortest` packets on: kStagedForwardShortestPackets.
+// v11 (the forward) takes rows from `shortest` packets on: kStagedForwardShortestPackets; `packs`: packets a thread
+// (v10: with_lean_cluster_packs_shape).
 template <typename Call, typename Launch, typename Fallback>
 cudaError_t with_lean_cluster_shape(const Call& c, Launch launch, Fallback fallback,
-                                    int64_t shortest = kLeanClusterPartPackets + 1) {
-  const int64_t packets = c.packets();
-  if (!c.vec || !has_clusters() || packets < shortest ||
-      packets > kLeanClusterPartPackets * kClusterMaxBlocks)
+                                    int64_t shortest = kLeanClusterPartPackets + 1, int packs = kLeanClusterPacks) {
+  const int64_t packets = c.packets(), part_packets = int64_t{kLeanClusterThreads} * packs;
+  if (!c.vec || !has_clusters() || packets < shortest || packets > part_packets * kClusterMaxBlocks)
     return fallback();
-  const int blocks = cluster_blocks(packets, kLeanClusterPartPackets);
+  const int blocks = cluster_blocks(packets, part_packets);
   if (packets % blocks != 0) return fallback();  // a part must be whole packets, 16-byte aligned
   return launch(blocks);
+}
+
+// v10's threads hold two packets where the row fits a cluster of such parts (1024 packets: 16-bit rows up to 64K
+// elements, fp32 up to 32K), four beyond. With two the kernel takes at most 64 registers (lean_min_blocks), so two
+// blocks and their rings share an SM, and a cluster has twice the blocks. Against four on the H200
+// (results/nvidia-h200/norm-backward-two-packs/): ahead at 16-bit 32K-64K and fp32 32K, level at fp32 16K.
+// launch(blocks, packs), packs a std::integral_constant; fallback() for the rows v10 does not take.
+constexpr int kLeanClusterFewPacks = 2;
+template <typename Call, typename Launch, typename Fallback>
+cudaError_t with_lean_cluster_packs_shape(const Call& c, Launch launch, Fallback fallback) {
+  if (c.packets() <= int64_t{kLeanClusterThreads} * kLeanClusterFewPacks * kClusterMaxBlocks)
+    return with_lean_cluster_shape(
+        c, [&](int blocks) { return launch(blocks, std::integral_constant<int, kLeanClusterFewPacks>{}); }, fallback,
+        kLeanClusterPartPackets + 1, kLeanClusterFewPacks);
+  return with_lean_cluster_shape(
+      c, [&](int blocks) { return launch(blocks, std::integral_constant<int, kLeanClusterPacks>{}); }, fallback);
 }
 
 // v10's and v11's rings in clusters of `blocks` blocks of kLeanClusterThreads: the slots a block's ring has for its

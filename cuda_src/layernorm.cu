@@ -1072,10 +1072,10 @@ cudaError_t launch_layernorm_lean_backward(lab::DType dtype, const void* dy, con
 // Rows longer than one of v9's blocks holds (16K elements in fp16/bf16, 8K in fp32) went to v5/v7, whose cluster
 // rows hold the row in registers, two barriers and a cluster barrier a row, and no bytes in flight beyond the
 // registers' (v7: the next row's). v10 gives each block of a cluster of C a contiguous C-th of every row of its
-// cluster (lab::with_lean_cluster_shape) and runs v9 on it: the block's parts of the next rows in its ring, one block
-// barrier a row, then the two sums across the cluster (lab::PushedClusterSums: each block's sums stored into every
-// block's shared memory, no cluster barrier a row), dx of its part. Each cluster writes one partial row per
-// gradient, each block its columns.
+// cluster (lab::with_lean_cluster_packs_shape: two packets a thread where eight parts hold the row, then four) and
+// runs v9 on it: the block's parts of the next rows in its ring, one block barrier a row, then the two sums across
+// the cluster (lab::PushedClusterSums: each block's sums stored into every block's shared memory, no cluster barrier
+// a row), dx of its part. Each cluster writes one partial row per gradient, each block its columns.
 template <typename T, int kPacks, int kThreads>
 __global__ void __launch_bounds__(kThreads, lab::lean_min_blocks(kThreads, kPacks))
     layernorm_lean_cluster_backward_kernel(
@@ -1117,15 +1117,15 @@ __global__ void __launch_bounds__(kThreads, lab::lean_min_blocks(kThreads, kPack
 #endif
 }
 
-// v10's rows (lab::with_lean_cluster_shape); every other row, and where no such cluster fits, to v9.
+// v10's rows (lab::with_lean_cluster_packs_shape); every other row, and where no such cluster fits, to v9.
 template <typename T>
 cudaError_t run_lean_cluster_backward(const BackwardCall<T>& c) {
   const auto fallback = [&] { return run_lean_backward(c); };
-  return lab::with_lean_cluster_shape(
+  return lab::with_lean_cluster_packs_shape(
       c,
-      [&](int blocks) {
+      [&](int blocks, auto packs) {
         return lab::launch_staged_clusters<T, 2>(
-            layernorm_lean_cluster_backward_kernel<T, lab::kLeanClusterPacks, lab::kLeanClusterThreads>, c, blocks,
+            layernorm_lean_cluster_backward_kernel<T, decltype(packs)::value, lab::kLeanClusterThreads>, c, blocks,
             fallback, c.dy, c.x, c.w, c.mean, c.rstd, c.dx);
       },
       fallback);

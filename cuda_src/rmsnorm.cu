@@ -1044,15 +1044,15 @@ __global__ void __launch_bounds__(kThreads, lab::lean_min_blocks(kThreads, kPack
 #endif
 }
 
-// v10's rows (lab::with_lean_cluster_shape); every other row, and where no such cluster fits, to v9.
+// v10's rows (lab::with_lean_cluster_packs_shape); every other row, and where no such cluster fits, to v9.
 template <typename T>
 cudaError_t run_lean_cluster_backward(const BackwardCall<T>& c) {
   const auto fallback = [&] { return run_lean_backward(c); };
-  return lab::with_lean_cluster_shape(
+  return lab::with_lean_cluster_packs_shape(
       c,
-      [&](int blocks) {
+      [&](int blocks, auto packs) {
         return lab::launch_staged_clusters<T, 1>(
-            rmsnorm_lean_cluster_backward_kernel<T, lab::kLeanClusterPacks, lab::kLeanClusterThreads>, c, blocks,
+            rmsnorm_lean_cluster_backward_kernel<T, decltype(packs)::value, lab::kLeanClusterThreads>, c, blocks,
             fallback, c.dy, c.x, c.w, c.rstd, c.dx);
       },
       fallback);

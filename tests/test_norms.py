@@ -3,6 +3,8 @@ autograd's, a right fp32 implementation passes every check case of every pass in
 caught: a variance taken as E[x²] - E[x]², eps outside the square root, a weight gradient that drops a block of
 rows, a backward that uses statistics other than the forward saved, a partial-sum buffer kept from the previous
 call. The implementations here are torch code in fp32, standing in for kernels: what is under test is the judge."""
+import re
+
 import pytest
 import torch
 
@@ -371,18 +373,24 @@ def test_the_lean_step_launches_its_own_kernel_on_its_rows(norm, dtype, shape, k
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("norm", ["layernorm", "rmsnorm"])
-@pytest.mark.parametrize("dtype,shape,kernel", [
-    (torch.bfloat16, (64, 32768), "lean_cluster_backward_kernel"),  # clusters of two
-    (torch.float16, (16, 65536), "lean_cluster_backward_kernel"),   # four
-    (torch.float32, (64, 16384), "lean_cluster_backward_kernel"),   # fp32: two
-    (torch.float32, (8, 65536), "lean_cluster_backward_kernel"),    # eight
-    (torch.bfloat16, (3, 40000), "lean_cluster_backward_kernel"),   # 5000 packets: four parts of 1250
-    (torch.float16, (8, 32776), "prefetch_backward_kernel"),  # 4097 packets, not four whole parts: v7's clusters
+@pytest.mark.parametrize("dtype,shape,kernel,packs", [
+    (torch.bfloat16, (64, 32768), "lean_cluster_backward_kernel", 2),  # 4096 packets: four parts of two a thread
+    (torch.float16, (16, 65536), "lean_cluster_backward_kernel", 2),   # 8192: eight parts, the most with two
+    (torch.float32, (64, 16384), "lean_cluster_backward_kernel", 2),   # fp32 4096: four
+    (torch.float32, (8, 65536), "lean_cluster_backward_kernel", 4),    # 16384: eight parts of four a thread
+    (torch.bfloat16, (3, 40000), "lean_cluster_backward_kernel", 2),   # 5000 packets: eight parts of 625
+    (torch.float16, (8, 32776), "prefetch_backward_kernel", None),  # 4097 packets, not eight whole parts: v7's
 ])
-def test_the_lean_cluster_step_launches_its_own_kernel_on_long_rows(norm, dtype, shape, kernel):
+def test_the_lean_cluster_step_launches_its_own_kernel_on_long_rows(norm, dtype, shape, kernel, packs):
     """v10 takes 16-byte aligned rows longer than one of v9's blocks holds (2048 packets), fp32 included, in
-    clusters of the fewest blocks whose equal parts hold them; every other row goes to v9."""
+    clusters of the fewest blocks whose equal parts hold them, parts of two packets a thread where eight of them
+    hold the row, four beyond; every other row goes to v9."""
     _assert_bulk_copy_step_kernel(norm, "lean_cluster", dtype, shape, kernel)
+    if packs is not None:  # the kernel's template arguments, as the profiler names it: <T, packs, threads>
+        names = _kernels_launched(f"{norm}-backward", "cuda:lean_cluster", dtype, shape)
+        launched = {int(m.group(1)) for name in names
+                    for m in [re.search(r"lean_cluster_backward_kernel<[^,<>]+, (\d+), 512>", name)] if m}
+        assert launched == {packs}, f"{shape} {dtype} launched {names}"
 
 
 @pytest.mark.gpu
