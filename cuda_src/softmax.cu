@@ -18,6 +18,9 @@
 //               one that merges them and writes
 //   v6 cluster  + rows of up to 8 blocks' worth (Hopper on): a row across the blocks of a thread-block cluster, held
 //               in registers, the blocks' (max, sum) merged through distributed shared memory: one read, one launch
+//   v7 staged_cluster  + v6's rows over a cluster of up to 16 blocks of 512 threads, each block a contiguous part of
+//               every row of its cluster staged in a ring of shared memory by bulk copies, the blocks' max and sum
+//               pushed into each other's shared memory (the norms' v10/v11): one read, loads in flight throughout
 //
 // Each step adds a path for the rows it is good at and hands every other shape to the step before (its launcher's
 // first line), so every row runs every shape, and the ladder at a shape shows what each step bought there.
@@ -43,6 +46,8 @@ cudaError_t launch_softmax_split(lab::DType dtype, const void* x, void* y, int64
 bool softmax_cluster_takes(lab::DType dtype, int64_t cols);
 cudaError_t launch_softmax_cluster(lab::DType dtype, const void* x, void* y, int64_t rows, int64_t cols,
                                    cudaStream_t stream);
+cudaError_t launch_softmax_staged_cluster(lab::DType dtype, const void* x, void* y, int64_t rows, int64_t cols,
+                                          cudaStream_t stream);
 
 #ifdef __CUDACC__
 #include <climits>
@@ -50,6 +55,7 @@ cudaError_t launch_softmax_cluster(lab::DType dtype, const void* x, void* y, int
 
 #include "lab_cluster.cuh"
 #include "lab_device.cuh"
+#include "lab_staged.cuh"  // v7: the ring of rows and the pushed sums (shared with the norms)
 
 // Every kernel loops over rows with a grid stride so that M >= 2^31 (more rows than a grid may have blocks) still
 // works; at any realistic M the grid covers all rows and the loop runs once.
@@ -610,6 +616,108 @@ cudaError_t launch_softmax_cluster(lab::DType dtype, const void* x, void* y, int
   return dispatch_softmax(dtype, x, y, rows, cols, stream, [](const auto& c) { return run_cluster(c); });
 }
 
+// ---- v7 staged cluster: v6's rows, each block's part of every row staged by bulk copies. ---------------------
+// v6 holds a row in registers across a cluster of up to 8 blocks of 1024 threads and reads the next row only after
+// writing this one: at 32 x 256K, one row per cluster and wave, DRAM 16-29% busy (results/nvidia-h200/
+// softmax-profile.md). v7 cuts each row into C contiguous parts (C a power of two up to 16, a non-portable cluster
+// size on Hopper), one per block of 512 threads, each part at most 4096 packets (64 KB) so that a block's ring holds
+// two or three of its parts: the next rows' parts are on their way while this one is reduced and written. The
+// block's max and sum go to every block of the cluster by st.async (lab::PushedClusterSums), with no cluster barrier
+// a row. Rows: those v6 takes whose packets split into C whole parts, 16-byte aligned. Against v5 and v6 in one run
+// on the H200 (results/nvidia-h200/softmax-staged-cluster/): at 32 x 256K ahead of both in fp32, in bf16 ahead of v6
+// and behind v5 (not profiled yet); 4 x 4M is past v6's rows (v5's).
+constexpr int kStagedThreads = 512;
+constexpr int64_t kStagedPartPackets = int64_t{kStagedThreads} * kCachedPacks;
+constexpr int kStagedMaxBlocks = 16;
+constexpr int64_t kSoftmaxRingBytes = 200 * 1024;  // of a block's shared memory (one block an SM)
+
+__device__ __forceinline__ RowMax shfl_xor(RowMax v, int offset) { return {lab::shfl_xor(v.value, offset)}; }
+__device__ __forceinline__ void store_async_to_block(RowMax* local, RowMax v, uint64_t* bar, unsigned rank) {
+  lab::store_async_to_block(&local->value, v.value, bar, rank);
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kStagedThreads) softmax_staged_cluster_kernel(const T* __restrict__ x,
+                                                                                T* __restrict__ y, int64_t rows,
+                                                                                int cols, int stages,
+                                                                                int blocks_per_cluster) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  extern __shared__ __align__(lab::kStagedSlotAlign) unsigned char ring_memory[];
+  __shared__ RowMax warp_maxes[2][kStagedThreads / 32];  // alternate rows use alternate sets
+  __shared__ float warp_sums[2][kStagedThreads / 32];
+  constexpr int kVec = lab::Packet<T>::kSize;
+  const int rank = threadIdx.x, part = cols / blocks_per_cluster;  // this block's columns: offset, offset + part
+  const int offset = static_cast<int>(blockIdx.x % blocks_per_cluster) * part, part_packets = part / kVec;
+  const int64_t cluster = blockIdx.x / blocks_per_cluster, clusters = gridDim.x / blocks_per_cluster;
+  lab::PushedClusterSums<RowMax, kStagedMaxBlocks> maxes;
+  maxes.start(blocks_per_cluster);
+  lab::PushedClusterSums<float, kStagedMaxBlocks> sums;
+  sums.start(blocks_per_cluster);
+  lab::StagedRows<T, 1> ring(ring_memory, stages, part);
+  ring.start(x + offset, nullptr, rows, cols, cluster, clusters);
+  auto turn = ring.turn_of(0);
+  int set = 0;
+  for (int64_t row = cluster; row < rows; row += clusters, ring.next(turn), set ^= 1) {
+    CachedRow<T, kCachedPacks> r;
+    const uint4* slot = ring.landed(turn);
+#pragma unroll
+    for (int i = 0; i < kCachedPacks; ++i) {
+      const int packet = rank + i * kStagedThreads;
+      r.p[i] = packet < part_packets ? slot[packet] : lab::splat_words<T>(-INFINITY);
+    }
+    const RowMax block_max = lab::block_sum_alternating<kStagedThreads>(RowMax{r.max()}, warp_maxes[set]);
+    ring.release(turn, row, x + offset, nullptr, rows, cols, clusters);  // every thread holds its packets
+    maxes.push(block_max);
+    const float m = maxes.wait().value;
+    sums.push(lab::block_sum_alternating<kStagedThreads>(r.exp_sum(m), warp_sums[set]));
+    r.store(y + row * cols + offset, rank, kStagedThreads, part, true, m, 1.0f / sums.wait());
+  }
+#else
+  __trap();  // clusters need compute capability 9.0; the launcher never sends such a GPU here
+#endif
+}
+
+// v7's rows (see above); every other row, and where no such cluster fits, to v6.
+template <typename T>
+cudaError_t run_staged_cluster(const SoftmaxCall<T>& c) {
+  const int64_t packets = c.packets();
+  const auto fallback = [&] { return run_cluster(c); };
+  if (!c.vec || !lab::has_clusters() || packets <= kBlockMaxPackets ||
+      packets > kStagedPartPackets * kStagedMaxBlocks)
+    return fallback();
+  int blocks = 2;
+  while (int64_t{blocks} * kStagedPartPackets < packets) blocks *= 2;
+  if (packets % blocks != 0) return fallback();
+  const int64_t part = c.cols / blocks;
+  const auto kernel = softmax_staged_cluster_kernel<T>;
+  const int64_t slot = lab::StagedRows<T, 1>::slot_size(part);
+  const int stages = static_cast<int>(kSoftmaxRingBytes / slot < 3 ? kSoftmaxRingBytes / slot : 3);
+  if (stages < 2) return fallback();
+  const int64_t smem = lab::StagedRows<T, 1>::bytes(stages, part);
+  if (cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             static_cast<int>(smem));
+      err != cudaSuccess)
+    return err;
+  if (blocks > lab::kClusterMaxBlocks) {
+    if (cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
+        err != cudaSuccess)
+      return err;
+  }
+  const int64_t clusters =
+      lab::resident_clusters(kernel, kStagedThreads, blocks, c.rows, static_cast<size_t>(smem));
+  if (clusters == 0) return fallback();
+  cudaLaunchAttribute attribute;
+  const cudaLaunchConfig_t config = lab::cluster_config(static_cast<unsigned int>(clusters * blocks),
+                                                        kStagedThreads, blocks, c.stream, &attribute,
+                                                        static_cast<size_t>(smem));
+  return cudaLaunchKernelEx(&config, kernel, c.x, c.y, c.rows, static_cast<int>(c.cols), stages, blocks);
+}
+
+cudaError_t launch_softmax_staged_cluster(lab::DType dtype, const void* x, void* y, int64_t rows, int64_t cols,
+                                          cudaStream_t stream) {
+  return dispatch_softmax(dtype, x, y, rows, cols, stream, [](const auto& c) { return run_staged_cluster(c); });
+}
+
 #else  // host half: the torch binding
 
 #include "lab_torch.h"
@@ -663,6 +771,15 @@ at::Tensor softmax_cluster(const at::Tensor& x) {
   });
 }
 
+// v7 takes v6's rows where it can; whatever v6 would hand to v5 goes there with v5's workspace.
+at::Tensor softmax_staged_cluster(const at::Tensor& x) {
+  return softmax_rows(x, "staged_cluster", [](lab::DType dtype, const at::Tensor& x, at::Tensor& y) {
+    if (!softmax_cluster_takes(dtype, x.size(1))) return split_rows(dtype, x, y);
+    return launch_softmax_staged_cluster(dtype, x.const_data_ptr(), y.mutable_data_ptr(), x.size(0), x.size(1),
+                                         lab::current_stream());
+  });
+}
+
 TORCH_LIBRARY(lab_softmax, m) {
   m.def("naive(Tensor x) -> Tensor");
   m.def("warp(Tensor x) -> Tensor");
@@ -670,6 +787,7 @@ TORCH_LIBRARY(lab_softmax, m) {
   m.def("online(Tensor x) -> Tensor");
   m.def("split(Tensor x) -> Tensor");
   m.def("cluster(Tensor x) -> Tensor");
+  m.def("staged_cluster(Tensor x) -> Tensor");
 }
 
 TORCH_LIBRARY_IMPL(lab_softmax, CUDA, m) {
@@ -679,6 +797,7 @@ TORCH_LIBRARY_IMPL(lab_softmax, CUDA, m) {
   m.impl("online", &softmax_online);
   m.impl("split", &softmax_split);
   m.impl("cluster", &softmax_cluster);
+  m.impl("staged_cluster", &softmax_staged_cluster);
 }
 
 #endif

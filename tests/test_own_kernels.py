@@ -28,12 +28,15 @@ CASES = [
     ("matmul", "cuda:tmastore", "matmul_tmastore_kernel", torch.float16, (200, 264, 520)),
     ("softmax", "cuda:cluster", "softmax_cluster_kernel", torch.float32, (32, 262144)),
     ("softmax", "cuda:cluster", "softmax_cluster_kernel", torch.bfloat16, (3, 70001)),
+    ("softmax", "cuda:staged_cluster", "softmax_staged_cluster_kernel", torch.float32, (32, 262144)),  # 16 blocks
+    ("softmax", "cuda:staged_cluster", "softmax_staged_cluster_kernel", torch.bfloat16, (32, 262144)),  # 8
+    ("softmax", "cuda:staged_cluster", "softmax_staged_cluster_kernel", torch.float16, (5, 131072)),  # 4
     ("softmax", "triton:packed", "softmax_packed_kernel", torch.bfloat16, (4096, 32768)),
     ("softmax", "triton:packed", "softmax_packed_kernel", torch.float16, (5, 20002)),
 ]
 # Steps that take their own path only where the GPU runs thread-block clusters (compute capability 9.0 on), and
 # hand every input to the step before elsewhere.
-NEEDS_CLUSTERS = {("softmax", "cuda:cluster")}
+NEEDS_CLUSTERS = {("softmax", "cuda:cluster"), ("softmax", "cuda:staged_cluster")}
 
 
 @pytest.mark.gpu
