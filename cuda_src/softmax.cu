@@ -18,7 +18,7 @@
 //               one that merges them and writes
 //   v6 cluster  + rows of up to 8 blocks' worth (Hopper on): a row across the blocks of a thread-block cluster, held
 //               in registers, the blocks' (max, sum) merged through distributed shared memory: one read, one launch
-//   v7 staged_cluster  + v6's rows over a cluster of up to 16 blocks of 512 threads, each block a contiguous part of
+//   v7 staged_cluster  + v6's longest rows over a cluster of 8 or 16 blocks of 512 threads, each block a part of
 //               every row of its cluster staged in a ring of shared memory by bulk copies, the blocks' max and sum
 //               pushed into each other's shared memory (the norms' v10/v11): one read, loads in flight throughout
 //
@@ -623,12 +623,16 @@ cudaError_t launch_softmax_cluster(lab::DType dtype, const void* x, void* y, int
 // size on Hopper), one per block of 512 threads, each part at most 4096 packets (64 KB) so that a block's ring holds
 // two or three of its parts: the next rows' parts are on their way while this one is reduced and written. The
 // block's max and sum go to every block of the cluster by st.async (lab::PushedClusterSums), with no cluster barrier
-// a row. Rows: those v6 takes whose packets split into C whole parts, 16-byte aligned. Against v5 and v6 in one run
-// on the H200 (results/nvidia-h200/softmax-staged-cluster/): at 32 x 256K ahead of both in fp32, in bf16 ahead of v6
-// and behind v5 (not profiled yet); 4 x 4M is past v6's rows (v5's).
+// a row. Rows: v6's longest (kStagedFewestBlocks), whose packets split into C whole parts, 16-byte aligned. Against
+// v5 and v6 in one run on the H200 (results/nvidia-h200/softmax-staged-cluster/README.md): at 32 x 256K ahead of both
+// in fp32, in fp16/bf16 ahead of v6 and behind v5; 4 x 4M is past v6's rows (v5's).
 constexpr int kStagedThreads = 512;
 constexpr int64_t kStagedPartPackets = int64_t{kStagedThreads} * kCachedPacks;
 constexpr int kStagedMaxBlocks = 16;
+// v7 takes rows of more than four such parts (clusters of 8 or 16: fp32 N > 64K, fp16/bf16 N > 128K) and hands the
+// shorter ones to v6: in clusters of four, at 16-bit 64 x 128K, it ran at little more than half v6's speed
+// (results/nvidia-h200/softmax-staged-cluster/README.md, run 3; not profiled yet).
+constexpr int kStagedFewestBlocks = 8;
 constexpr int64_t kSoftmaxRingBytes = 200 * 1024;  // of a block's shared memory (one block an SM)
 
 __device__ __forceinline__ RowMax shfl_xor(RowMax v, int offset) { return {lab::shfl_xor(v.value, offset)}; }
@@ -682,10 +686,10 @@ template <typename T>
 cudaError_t run_staged_cluster(const SoftmaxCall<T>& c) {
   const int64_t packets = c.packets();
   const auto fallback = [&] { return run_cluster(c); };
-  if (!c.vec || !lab::has_clusters() || packets <= kBlockMaxPackets ||
+  if (!c.vec || !lab::has_clusters() || packets <= kStagedPartPackets * (kStagedFewestBlocks / 2) ||
       packets > kStagedPartPackets * kStagedMaxBlocks)
     return fallback();
-  int blocks = 2;
+  int blocks = kStagedFewestBlocks;
   while (int64_t{blocks} * kStagedPartPackets < packets) blocks *= 2;
   if (packets % blocks != 0) return fallback();
   const int64_t part = c.cols / blocks;

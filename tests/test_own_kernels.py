@@ -30,7 +30,8 @@ CASES = [
     ("softmax", "cuda:cluster", "softmax_cluster_kernel", torch.bfloat16, (3, 70001)),
     ("softmax", "cuda:staged_cluster", "softmax_staged_cluster_kernel", torch.float32, (32, 262144)),  # 16 blocks
     ("softmax", "cuda:staged_cluster", "softmax_staged_cluster_kernel", torch.bfloat16, (32, 262144)),  # 8
-    ("softmax", "cuda:staged_cluster", "softmax_staged_cluster_kernel", torch.float16, (5, 131072)),  # 4
+    ("softmax", "cuda:staged_cluster", "softmax_staged_cluster_kernel", torch.float16, (5, 139264)),  # 8 of 2176
+    ("softmax", "cuda:staged_cluster", "softmax_cluster_kernel", torch.bfloat16, (64, 131072)),  # four parts: v6's
     ("softmax", "triton:packed", "softmax_packed_kernel", torch.bfloat16, (4096, 32768)),
     ("softmax", "triton:packed", "softmax_packed_kernel", torch.float16, (5, 20002)),
 ]
