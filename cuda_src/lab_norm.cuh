@@ -356,7 +356,6 @@ cudaError_t with_cluster_shape(int64_t packets, int threads, Launch launch) {
 // ---- v8 (a block's next rows staged in shared memory by the copy engine; sm_90). ------------------------------
 // The ring of rows: lab::StagedRows (lab_staged.cuh).
 
-
 // v8's partial rows: one row slot a block, so each thread stores its own sums, kVec consecutive columns a packet
 // (float4 stores; the columns of a part are 16-byte aligned since N is a multiple of kVec). Every column of the
 // block's partial rows is written. v10's: the block's `width` columns from `offset` of its cluster's partial row
@@ -474,7 +473,6 @@ constexpr int64_t kLeanClusterPartPackets = int64_t{kLeanClusterThreads} * kLean
 constexpr int64_t kStagedForwardShortestPackets = 2 * kLeanClusterPartPackets + 1;
 
 // v10's and v11's row sums across a cluster: lab::PushedClusterSums (lab_staged.cuh).
-
 
 // v11 (the forward) takes rows from `shortest` packets on: kStagedForwardShortestPackets; `packs`: packets a thread
 // (v10: with_lean_cluster_packs_shape).
