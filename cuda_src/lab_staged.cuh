@@ -139,6 +139,18 @@ struct StagedRows {
   }
 };
 
+// ---- A block's part of its cluster's rows (the norms' v10 and v11, softmax's v7). -------------------------------
+// The C blocks of a 1-D cluster are consecutive in the grid: block b is block b % C of cluster b / C, and takes the
+// columns offset to offset + part (a C-th of the row) of the rows cluster, cluster + clusters, ...
+struct ClusterPart {
+  int part, block_rank, offset;
+  int64_t cluster, clusters;
+};
+__device__ __forceinline__ ClusterPart cluster_part(int cols, int blocks) {
+  const int part = cols / blocks, block_rank = static_cast<int>(blockIdx.x % blocks);
+  return {part, block_rank, block_rank * part, blockIdx.x / blocks, gridDim.x / blocks};
+}
+
 // ---- Sums pushed across a cluster (the norms' v10 and v11, softmax's v7). ---------------------------------------
 // v10's and v11's row sums across a cluster, pushed rather than pulled. Each block's sum of a row goes by its threads
 // r < C straight into block r's shared memory (st.async), each store completing on a barrier of block r that counts

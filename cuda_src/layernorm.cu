@@ -1086,9 +1086,9 @@ __global__ void __launch_bounds__(kThreads, lab::lean_min_blocks(kThreads, kPack
   extern __shared__ __align__(lab::kStagedSlotAlign) unsigned char ring_memory[];
   __shared__ float2 warp_sums[2][kThreads / 32];  // alternate rows use alternate sets (block_sum_alternating)
   constexpr int kVec = lab::Packet<T>::kSize;
-  const int rank = threadIdx.x, part = cols / blocks_per_cluster;  // this block's columns: offset, offset + part
-  const int offset = static_cast<int>(blockIdx.x % blocks_per_cluster) * part;
-  const int64_t cluster = blockIdx.x / blocks_per_cluster, clusters = gridDim.x / blocks_per_cluster;
+  const int rank = threadIdx.x;
+  [[maybe_unused]] const auto [part, block_rank, offset, cluster, clusters] =
+      lab::cluster_part(cols, blocks_per_cluster);  // this block's columns: offset, offset + part
   const float inv_cols = 1.0f / static_cast<float>(cols);
   lab::PushedClusterSums<float2> sums;
   sums.start(blocks_per_cluster);
@@ -1156,9 +1156,9 @@ __global__ void __launch_bounds__(kThreads) layernorm_staged_forward_kernel(
   extern __shared__ __align__(lab::kStagedSlotAlign) unsigned char ring_memory[];
   __shared__ float warp_sums[2][kThreads / 32];  // alternate sums use alternate sets (block_sum_alternating)
   constexpr int kVec = lab::Packet<T>::kSize;
-  const int rank = threadIdx.x, part = cols / blocks_per_cluster;  // this block's columns: offset, offset + part
-  const int block_rank = static_cast<int>(blockIdx.x % blocks_per_cluster), offset = block_rank * part;
-  const int64_t cluster = blockIdx.x / blocks_per_cluster, clusters = gridDim.x / blocks_per_cluster;
+  const int rank = threadIdx.x;
+  const auto [part, block_rank, offset, cluster, clusters] =
+      lab::cluster_part(cols, blocks_per_cluster);  // this block's columns: offset, offset + part
   const float inv_cols = 1.0f / static_cast<float>(cols);
   lab::PushedClusterSums<float> sums;
   sums.start(blocks_per_cluster);

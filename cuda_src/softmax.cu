@@ -650,9 +650,10 @@ __global__ void __launch_bounds__(kStagedThreads) softmax_staged_cluster_kernel(
   __shared__ RowMax warp_maxes[2][kStagedThreads / 32];  // alternate rows use alternate sets
   __shared__ float warp_sums[2][kStagedThreads / 32];
   constexpr int kVec = lab::Packet<T>::kSize;
-  const int rank = threadIdx.x, part = cols / blocks_per_cluster;  // this block's columns: offset, offset + part
-  const int offset = static_cast<int>(blockIdx.x % blocks_per_cluster) * part, part_packets = part / kVec;
-  const int64_t cluster = blockIdx.x / blocks_per_cluster, clusters = gridDim.x / blocks_per_cluster;
+  const int rank = threadIdx.x;
+  [[maybe_unused]] const auto [part, block_rank, offset, cluster, clusters] =
+      lab::cluster_part(cols, blocks_per_cluster);  // this block's columns: offset, offset + part
+  const int part_packets = part / kVec;
   lab::PushedClusterSums<RowMax, kStagedMaxBlocks> maxes;
   maxes.start(blocks_per_cluster);
   lab::PushedClusterSums<float, kStagedMaxBlocks> sums;
