@@ -503,15 +503,7 @@ cudaError_t with_lean_cluster_packs_shape(const Call& c, Launch launch, Fallback
       c, [&](int blocks) { return launch(blocks, std::integral_constant<int, kLeanClusterPacks>{}); }, fallback);
 }
 
-// v10's and v11's rings in clusters of `blocks` blocks of kLeanClusterThreads: the slots a block's ring has for its
-// part of a row (`part` elements, kArrays arrays a slot), its dynamic shared memory, and how many such clusters
-// one wave holds (0: none fits).
-struct ClusterRings {
-  int stages;
-  int64_t smem;
-  int64_t clusters;
-};
-
+// v10's and v11's rings in clusters of `blocks` blocks of kLeanClusterThreads (lab::ClusterRings, lab_staged.cuh).
 template <typename T, int kArrays, typename Kernel>
 cudaError_t cluster_rings(Kernel kernel, int64_t part, int blocks, int64_t rows, ClusterRings* rings) {
   int per_sm = 0;  // blocks a multiprocessor holds, as far as its registers and threads go
@@ -528,18 +520,6 @@ cudaError_t cluster_rings(Kernel kernel, int64_t part, int blocks, int64_t rows,
   return cudaSuccess;
 }
 
-// One wave of `rings`' clusters of `kernel`, whose last parameters are the ring's stages and the blocks of a
-// cluster, after `args`.
-template <typename Kernel, typename... Args>
-cudaError_t launch_cluster_rings(Kernel kernel, const ClusterRings& rings, int blocks, cudaStream_t stream,
-                                 Args... args) {
-  cudaLaunchAttribute attribute;
-  const cudaLaunchConfig_t config = cluster_config(static_cast<unsigned int>(rings.clusters * blocks),
-                                                   kLeanClusterThreads, blocks, stream, &attribute,
-                                                   static_cast<size_t>(rings.smem));
-  return cudaLaunchKernelEx(&config, kernel, args..., rings.stages, blocks);
-}
-
 // v10's launch, given its kernel (whose last parameters are partials, rows, cols, stages and the blocks of a cluster,
 // after `args`): one wave of resident clusters of `blocks` blocks, each block with a ring of its parts of the rows,
 // then the sum over the clusters' partial rows. `fallback` where no such cluster fits. Called with no workspace, it
@@ -551,8 +531,8 @@ cudaError_t launch_staged_clusters(Kernel kernel, const Call& c, int blocks, Fal
     return err;
   if (rings.clusters == 0) return fallback();
   if (!c.workspace) return c.needs(kGrads * rings.clusters * c.cols);
-  if (cudaError_t err = launch_cluster_rings(kernel, rings, blocks, c.stream, args..., c.workspace, c.rows,
-                                             static_cast<int>(c.cols));
+  if (cudaError_t err = launch_cluster_rings(kernel, rings, blocks, kLeanClusterThreads, c.stream, args...,
+                                             c.workspace, c.rows, static_cast<int>(c.cols));
       err != cudaSuccess)
     return err;
   return sum_partials(c.workspace, rings.clusters, c.cols, c.grads(), c.stream);
@@ -567,7 +547,8 @@ cudaError_t launch_staged_forward_clusters(Kernel kernel, const Call& c, int blo
   if (cudaError_t err = cluster_rings<T, 1>(kernel, c.cols / blocks, blocks, c.rows, &rings); err != cudaSuccess)
     return err;
   if (rings.clusters == 0) return fallback();
-  return launch_cluster_rings(kernel, rings, blocks, c.stream, args..., c.rows, static_cast<int>(c.cols));
+  return launch_cluster_rings(kernel, rings, blocks, kLeanClusterThreads, c.stream, args..., c.rows,
+                              static_cast<int>(c.cols));
 }
 
 }  // namespace lab

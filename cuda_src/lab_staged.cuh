@@ -140,6 +140,25 @@ struct StagedRows {
 };
 
 // ---- A block's part of its cluster's rows (the norms' v10 and v11, softmax's v7). -------------------------------
+// Their launch: in clusters of `blocks` blocks, each with a ring of `stages` slots of its part of a row (`smem` bytes
+// of dynamic shared memory), as many clusters as one wave holds (0: none fits).
+struct ClusterRings {
+  int stages;
+  int64_t smem;
+  int64_t clusters;
+};
+
+// One wave of `rings`' clusters of `kernel` (blocks of `threads`), whose last parameters are the ring's stages and
+// the blocks of a cluster, after `args`.
+template <typename Kernel, typename... Args>
+cudaError_t launch_cluster_rings(Kernel kernel, const ClusterRings& rings, int blocks, int threads,
+                                 cudaStream_t stream, Args... args) {
+  cudaLaunchAttribute attribute;
+  const cudaLaunchConfig_t config = cluster_config(static_cast<unsigned int>(rings.clusters * blocks), threads,
+                                                   blocks, stream, &attribute, static_cast<size_t>(rings.smem));
+  return cudaLaunchKernelEx(&config, kernel, args..., rings.stages, blocks);
+}
+
 // The C blocks of a 1-D cluster are consecutive in the grid: block b is block b % C of cluster b / C, and takes the
 // columns offset to offset + part (a C-th of the row) of the rows cluster, cluster + clusters, ...
 struct ClusterPart {

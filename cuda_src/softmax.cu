@@ -708,14 +708,11 @@ cudaError_t run_staged_cluster(const SoftmaxCall<T>& c) {
         err != cudaSuccess)
       return err;
   }
-  const int64_t clusters =
-      lab::resident_clusters(kernel, kStagedThreads, blocks, c.rows, static_cast<size_t>(smem));
-  if (clusters == 0) return fallback();
-  cudaLaunchAttribute attribute;
-  const cudaLaunchConfig_t config = lab::cluster_config(static_cast<unsigned int>(clusters * blocks),
-                                                        kStagedThreads, blocks, c.stream, &attribute,
-                                                        static_cast<size_t>(smem));
-  return cudaLaunchKernelEx(&config, kernel, c.x, c.y, c.rows, static_cast<int>(c.cols), stages, blocks);
+  const lab::ClusterRings rings{
+      stages, smem, lab::resident_clusters(kernel, kStagedThreads, blocks, c.rows, static_cast<size_t>(smem))};
+  if (rings.clusters == 0) return fallback();
+  return lab::launch_cluster_rings(kernel, rings, blocks, kStagedThreads, c.stream, c.x, c.y, c.rows,
+                                   static_cast<int>(c.cols));
 }
 
 cudaError_t launch_softmax_staged_cluster(lab::DType dtype, const void* x, void* y, int64_t rows, int64_t cols,
