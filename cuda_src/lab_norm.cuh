@@ -491,6 +491,8 @@ cudaError_t with_lean_cluster_shape(const Call& c, Launch launch, Fallback fallb
 // elements, fp32 up to 32K), four beyond. With two the kernel takes at most 64 registers (lean_min_blocks), so two
 // blocks and their rings share an SM, and a cluster has twice the blocks. Against four on the H200
 // (results/nvidia-h200/norm-backward-two-packs/): ahead at 16-bit 32K-64K and fp32 32K, level at fp32 16K.
+// v11 keeps four: with the same rule it was behind or level at bf16 and fp32 32K-64K
+// (results/nvidia-h200/norm-forward-two-packs/README.md).
 // launch(blocks, packs), packs a std::integral_constant; fallback() for the rows v10 does not take.
 constexpr int kLeanClusterFewPacks = 2;
 template <typename Call, typename Launch, typename Fallback>

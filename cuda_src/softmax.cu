@@ -621,11 +621,15 @@ cudaError_t launch_softmax_cluster(lab::DType dtype, const void* x, void* y, int
 // writing this one: at 32 x 256K, one row per cluster and wave, DRAM 16-29% busy (results/nvidia-h200/
 // softmax-profile.md). v7 cuts each row into C contiguous parts (C a power of two up to 16, a non-portable cluster
 // size on Hopper), one per block of 512 threads, each part at most 4096 packets (64 KB) so that a block's ring holds
-// two or three of its parts: the next rows' parts are on their way while this one is reduced and written. The
-// block's max and sum go to every block of the cluster by st.async (lab::PushedClusterSums), with no cluster barrier
-// a row. Rows: v6's longest (kStagedFewestBlocks), whose packets split into C whole parts, 16-byte aligned. Against
-// v5 and v6 in one run on the H200 (results/nvidia-h200/softmax-staged-cluster/README.md): at 32 x 256K ahead of both
-// in fp32, in fp16/bf16 ahead of v6 and behind v5; 4 x 4M is past v6's rows (v5's).
+// two or three of its parts: the next rows' parts are on their way while this one is reduced and written. Each
+// thread takes its own (max, sum of exp(x - max)) pair, the block merges its threads' pairs as v4 does (one block
+// reduction), and the block's pair goes to every block of the cluster by st.async (lab::PushedClusterSums): one
+// exchange a row, with no cluster barrier. (v6 gives this up for registers; a 512-thread block has 128 a thread.)
+// Rows: v6's longest (kStagedFewestBlocks), whose packets split into C whole parts, 16-byte aligned. Against v5 and
+// v6 in one run on the H200 (results/nvidia-h200/softmax-staged-cluster/README.md): at 32 x 256K ahead of both in
+// fp32, in fp16/bf16 ahead of v6 and behind v5; 4 x 4M is past v6's rows (v5's). The pair in place of a max
+// exchange and then a sum exchange was ahead in 7 of 9 long-row cells, by up to a tenth
+// (results/nvidia-h200/softmax-staged-pair/README.md).
 constexpr int kStagedThreads = 512;
 constexpr int64_t kStagedPartPackets = int64_t{kStagedThreads} * kCachedPacks;
 constexpr int kStagedMaxBlocks = 16;
@@ -635,9 +639,38 @@ constexpr int kStagedMaxBlocks = 16;
 constexpr int kStagedFewestBlocks = 8;
 constexpr int64_t kSoftmaxRingBytes = 200 * 1024;  // of a block's shared memory (one block an SM)
 
-__device__ __forceinline__ RowMax shfl_xor(RowMax v, int offset) { return {lab::shfl_xor(v.value, offset)}; }
-__device__ __forceinline__ void store_async_to_block(RowMax* local, RowMax v, uint64_t* bar, unsigned rank) {
-  lab::store_async_to_block(&local->value, v.value, bar, rank);
+// A part of a row's max m and sum s of exp(x - m), under the names lab::block_sum_alternating and
+// lab::PushedClusterSums combine values with. m = -inf: the part held nothing but -inf (s is 0) or also a NaN (s is
+// NaN, which fmaxf left out of m); such a part adds its s as it is, never rescaled by exp(-inf + inf) = NaN.
+struct MaxSum {
+  float m, s;
+};
+template <typename T, int kPacks>
+__device__ __forceinline__ MaxSum max_sum(CachedRow<T, kPacks>& r) {
+  const float m = r.max();
+  MaxSum pair{m, 0.0f};
+  if (m != -INFINITY) pair.s = r.exp_sum(m);
+  else if (r.any_nan()) pair.s = NAN;
+  return pair;
+}
+__device__ __forceinline__ float rescaled(MaxSum a, float m) {
+  return a.m == -INFINITY ? a.s : a.s * lab::fast_exp(a.m - m);
+}
+__device__ __forceinline__ MaxSum add(MaxSum a, MaxSum b) {
+  const float m = fmaxf(a.m, b.m);
+  return {m, rescaled(a, m) + rescaled(b, m)};  // the same bits either way round
+}
+__device__ __forceinline__ MaxSum shfl_xor(MaxSum v, int offset) {
+  return {lab::shfl_xor(v.m, offset), lab::shfl_xor(v.s, offset)};
+}
+__device__ __forceinline__ MaxSum warp_sum(MaxSum v) {
+#pragma unroll
+  for (int offset = 16; offset > 0; offset /= 2) v = add(v, shfl_xor(v, offset));
+  return v;
+}
+__device__ __forceinline__ void store_async_to_block(MaxSum* local, MaxSum v, uint64_t* bar, unsigned rank) {
+  lab::store_async_to_block(&local->m, v.m, bar, rank);
+  lab::store_async_to_block(&local->s, v.s, bar, rank);
 }
 
 template <typename T>
@@ -647,17 +680,14 @@ __global__ void __launch_bounds__(kStagedThreads) softmax_staged_cluster_kernel(
                                                                                 int blocks_per_cluster) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   extern __shared__ __align__(lab::kStagedSlotAlign) unsigned char ring_memory[];
-  __shared__ RowMax warp_maxes[2][kStagedThreads / 32];  // alternate rows use alternate sets
-  __shared__ float warp_sums[2][kStagedThreads / 32];
+  __shared__ MaxSum warp_pairs[2][kStagedThreads / 32];  // alternate rows use alternate sets
   constexpr int kVec = lab::Packet<T>::kSize;
   const int rank = threadIdx.x;
   [[maybe_unused]] const auto [part, block_rank, offset, cluster, clusters] =
       lab::cluster_part(cols, blocks_per_cluster);  // this block's columns: offset, offset + part
   const int part_packets = part / kVec;
-  lab::PushedClusterSums<RowMax, kStagedMaxBlocks> maxes;
-  maxes.start(blocks_per_cluster);
-  lab::PushedClusterSums<float, kStagedMaxBlocks> sums;
-  sums.start(blocks_per_cluster);
+  lab::PushedClusterSums<MaxSum, kStagedMaxBlocks> pairs;
+  pairs.start(blocks_per_cluster);
   lab::StagedRows<T, 1> ring(ring_memory, stages, part);
   ring.start(x + offset, nullptr, rows, cols, cluster, clusters);
   auto turn = ring.turn_of(0);
@@ -670,12 +700,11 @@ __global__ void __launch_bounds__(kStagedThreads) softmax_staged_cluster_kernel(
       const int packet = rank + i * kStagedThreads;
       r.p[i] = packet < part_packets ? slot[packet] : lab::splat_words<T>(-INFINITY);
     }
-    const RowMax block_max = lab::block_sum_alternating<kStagedThreads>(RowMax{r.max()}, warp_maxes[set]);
+    const MaxSum block = lab::block_sum_alternating<kStagedThreads>(max_sum(r), warp_pairs[set]);
     ring.release(turn, row, x + offset, nullptr, rows, cols, clusters);  // every thread holds its packets
-    maxes.push(block_max);
-    const float m = maxes.wait().value;
-    sums.push(lab::block_sum_alternating<kStagedThreads>(r.exp_sum(m), warp_sums[set]));
-    r.store(y + row * cols + offset, rank, kStagedThreads, part, true, m, 1.0f / sums.wait());
+    pairs.push(block);
+    const MaxSum whole = pairs.wait();
+    r.store(y + row * cols + offset, rank, kStagedThreads, part, true, whole.m, 1.0f / whole.s);
   }
 #else
   __trap();  // clusters need compute capability 9.0; the launcher never sends such a GPU here
