@@ -19,8 +19,8 @@
 //   v6 cluster  + rows of up to 8 blocks' worth (Hopper on): a row across the blocks of a thread-block cluster, held
 //               in registers, the blocks' (max, sum) merged through distributed shared memory: one read, one launch
 //   v7 staged_cluster  + v6's longest rows over a cluster of 8 or 16 blocks of 512 threads, each block a part of
-//               every row of its cluster staged in a ring of shared memory by bulk copies, the blocks' max and sum
-//               pushed into each other's shared memory (the norms' v10/v11): one read, loads in flight throughout
+//               every row of its cluster staged in a ring of shared memory by bulk copies, each block's (max, sum)
+//               pair pushed into the others' shared memory (the norms' v10/v11): one read, loads in flight throughout
 //
 // Each step adds a path for the rows it is good at and hands every other shape to the step before (its launcher's
 // first line), so every row runs every shape, and the ladder at a shape shows what each step bought there.
