@@ -1,4 +1,4 @@
-# torch:compile, float16, M=4096 N=256: output code captured from torch.compile (torch 2.11.0+cu130) by `python -m compare softmax --gpus all --check-rows 4`
+# torch:compile, float16, M=4096 N=256: output code captured from torch.compile (torch 2.11.0+cu130) by `python -m compare softmax --check-rows 4`
 # AOT ID: ['94_inference']
 from ctypes import c_void_p, c_long, c_int
 import torch
@@ -35,7 +35,7 @@ async_compile = AsyncCompile()
 empty_strided_p2p = torch._C._distributed_c10d._SymmetricMemory.empty_strided_p2p
 
 
-# kernel path: /tmp/tmpo4dxxiwe/4i/c4i62y2pn3wnqevktmjrdnm347h3bzrr3c446eojia64yrrzaj5a.py
+# kernel path: /tmp/tmpdp8ymgn7/4i/c4i62y2pn3wnqevktmjrdnm347h3bzrr3c446eojia64yrrzaj5a.py
 # Topologically Sorted Source Nodes: [softmax], Original ATen: [aten._softmax, prims.prepare_softmax_online, aten.sub, aten.exp]
 # Source node to ATen node mapping:
 #   softmax => convert_element_type, convert_element_type_1, div

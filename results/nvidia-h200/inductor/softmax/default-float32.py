@@ -1,4 +1,4 @@
-# torch:compile, float32, M=4096 N=256: output code captured from torch.compile (torch 2.11.0+cu130) by `python -m compare softmax --gpus all --check-rows 4`
+# torch:compile, float32, M=4096 N=256: output code captured from torch.compile (torch 2.11.0+cu130) by `python -m compare softmax --check-rows 4`
 # AOT ID: ['93_inference']
 from ctypes import c_void_p, c_long, c_int
 import torch
@@ -35,7 +35,7 @@ async_compile = AsyncCompile()
 empty_strided_p2p = torch._C._distributed_c10d._SymmetricMemory.empty_strided_p2p
 
 
-# kernel path: /tmp/tmpp3b3kk9i/54/c543kqv4f6opfec5wrm3gaqqvo2ndst7rp3lbjymclldocjufeku.py
+# kernel path: /tmp/tmpw_lf26fh/54/c543kqv4f6opfec5wrm3gaqqvo2ndst7rp3lbjymclldocjufeku.py
 # Topologically Sorted Source Nodes: [softmax], Original ATen: [prims.prepare_softmax_online, aten.sub, aten.exp, aten._softmax]
 # Source node to ATen node mapping:
 #   softmax => div
