@@ -377,6 +377,17 @@ cudaError_t launch_softmax_block(lab::DType dtype, const void* x, void* y, int64
   return dispatch_softmax(dtype, x, y, rows, cols, stream, [](const auto& c) { return run_block(c); });
 }
 
+// A part of a row's max m and sum s of exp(x - m): what v4 merges across its threads, v5 across a row's slices and v7
+// across its threads and blocks. m = -inf: the part held nothing but -inf (s is 0) or also a NaN (s is NaN, which
+// fmaxf left out of m); such a part adds its s as it is, never rescaled by exp(-inf + inf) = NaN.
+struct MaxSum {
+  float m, s;
+};
+// The part's sum taken against the row's max m (>= the part's).
+__device__ __forceinline__ float rescaled(MaxSum a, float m) {
+  return a.m == -INFINITY ? a.s : a.s * lab::fast_exp(a.m - m);
+}
+
 // ---- v4 online: rows too long for registers; one pass for max and sum together, one to write. --------------------
 // Versus a v1-style max pass + sum pass: each thread keeps a running max m and a sum s of exp(x - m); when a new
 // step raises the max, s is rescaled by exp(m_old - m_new) (Milakov & Gimelshein 2018, "Online normalizer
@@ -411,7 +422,7 @@ __global__ void __launch_bounds__(kOnlineThreads) softmax_online_kernel(const T*
     }
     // Merge the threads' (m, s): rescale every s to the row max, then sum.
     const float row_max = lab::block_reduce_max(m);
-    const float inv_sum = 1.0f / lab::block_reduce_sum(m == -INFINITY ? s : s * lab::fast_exp(m - row_max));
+    const float inv_sum = 1.0f / lab::block_reduce_sum(rescaled({m, s}, row_max));
     for (int64_t start = 0; start < cols; start += kStep) {
       CachedRow<T, kOnlineUnroll> r;
       const int left = static_cast<int>(min(cols - start, kStep));
@@ -490,7 +501,7 @@ __global__ void __launch_bounds__(kSplitThreads) softmax_split_write_kernel(cons
     float s = 0.0f;
     for (int64_t i = threadIdx.x; i < splits; i += kSplitThreads) {
       const float2 slice = row_stats[i];
-      s += slice.x == -INFINITY ? slice.y : slice.y * lab::fast_exp(slice.x - row_max);  // slice.y: 0 or NaN
+      s += rescaled({slice.x, slice.y}, row_max);
     }
     r.store(y + row * cols + start, threadIdx.x, kSplitThreads, left, vec, row_max,
             1.0f / lab::block_reduce_sum(s));
@@ -639,12 +650,8 @@ constexpr int kStagedMaxBlocks = 16;
 constexpr int kStagedFewestBlocks = 8;
 constexpr int64_t kSoftmaxRingBytes = 200 * 1024;  // of a block's shared memory (one block an SM)
 
-// A part of a row's max m and sum s of exp(x - m), under the names lab::block_sum_alternating and
-// lab::PushedClusterSums combine values with. m = -inf: the part held nothing but -inf (s is 0) or also a NaN (s is
-// NaN, which fmaxf left out of m); such a part adds its s as it is, never rescaled by exp(-inf + inf) = NaN.
-struct MaxSum {
-  float m, s;
-};
+// A thread's MaxSum over its packets, and MaxSum's merge under the names lab::block_sum_alternating and
+// lab::PushedClusterSums combine values with.
 template <typename T, int kPacks>
 __device__ __forceinline__ MaxSum max_sum(CachedRow<T, kPacks>& r) {
   const float m = r.max();
@@ -652,9 +659,6 @@ __device__ __forceinline__ MaxSum max_sum(CachedRow<T, kPacks>& r) {
   if (m != -INFINITY) pair.s = r.exp_sum(m);
   else if (r.any_nan()) pair.s = NAN;
   return pair;
-}
-__device__ __forceinline__ float rescaled(MaxSum a, float m) {
-  return a.m == -INFINITY ? a.s : a.s * lab::fast_exp(a.m - m);
 }
 __device__ __forceinline__ MaxSum add(MaxSum a, MaxSum b) {
   const float m = fmaxf(a.m, b.m);
