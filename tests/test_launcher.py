@@ -20,6 +20,31 @@ def test_the_key_tells_apart_what_triton_specializes_on():
     assert _specialization(object()) is None  # anything else: through kernel[grid]
 
 
+def test_a_launch_hook_counts_as_set_only_when_it_would_be_called(monkeypatch):
+    """Triton 3.5 and later hold each launch hook in a HookChain that is never None: an empty chain is no hook, and
+    the Launcher's own launch path must be taken; a chain holding a call, or a hook set as a plain function (as
+    before Triton 3.5, and as a profiler may), must send each launch through CompiledKernel[grid]."""
+    from triton import knobs
+
+    from triton_src import launch_hooks_set
+
+    chain = getattr(knobs.runtime.launch_enter_hook, "calls", None)
+    if chain is not None:  # Triton 3.5 and later
+        assert chain == [] and not launch_hooks_set(), "no profiler is running: no hook should count as set"
+        hook = lambda metadata: None  # noqa: E731
+        knobs.runtime.launch_enter_hook.add(hook)
+        try:
+            assert launch_hooks_set()
+        finally:
+            knobs.runtime.launch_enter_hook.remove(hook)
+        assert not launch_hooks_set()
+    monkeypatch.setattr(knobs.runtime, "launch_enter_hook", None)
+    monkeypatch.setattr(knobs.runtime, "launch_exit_hook", None)
+    assert not launch_hooks_set()
+    monkeypatch.setattr(knobs.runtime, "launch_exit_hook", lambda metadata: None)
+    assert launch_hooks_set()
+
+
 def test_under_the_interpreter_every_launch_goes_through_triton():
     from triton_src import softmax
 
@@ -47,17 +72,21 @@ def test_a_repeated_call_skips_triton_and_matches_it_bit_for_bit(dtype, shape, m
     softmax.direct(x)  # compiles and autotunes through Triton, and keeps the compiled kernels
     calls = _count_jit_runs(monkeypatch)
     y = softmax.direct(x)
-    assert calls == [], f"{len(calls)} launches went through JITFunction.run"
+    assert calls == [], f"{len(calls)} launches went through Triton's per-call path"
     assert _same_bits((y,), (expected,))
 
 
 def _count_jit_runs(monkeypatch) -> list:
+    """Every launch that goes through Triton's per-call Python from here on: JITFunction.run (kernel[grid]) or
+    CompiledKernel[grid] (which builds the launch hooks' metadata and calls them)."""
     import triton
+    from triton.compiler.compiler import CompiledKernel
 
     calls = []
-    original = triton.runtime.JITFunction.run
-    monkeypatch.setattr(triton.runtime.JITFunction, "run", lambda self, *a, **k: calls.append(self) or original(
+    run, getitem = triton.runtime.JITFunction.run, CompiledKernel.__getitem__
+    monkeypatch.setattr(triton.runtime.JITFunction, "run", lambda self, *a, **k: calls.append(self) or run(
         self, *a, **k))
+    monkeypatch.setattr(CompiledKernel, "__getitem__", lambda self, grid: calls.append(self) or getitem(self, grid))
     return calls
 
 
@@ -84,7 +113,7 @@ def test_a_norms_repeated_forward_and_backward_skip_triton_and_match_them(norm, 
     calls = _count_jit_runs(monkeypatch)
     got = module.direct(x, *params)
     grads = module.direct_backward(dy, x, *params, *got[1:])
-    assert calls == [], f"{len(calls)} launches went through JITFunction.run"
+    assert calls == [], f"{len(calls)} launches went through Triton's per-call path"
     assert _same_bits(got, expected) and _same_bits(grads, expected_grads)
 
 

@@ -88,6 +88,15 @@ def _specialization(arg):
     return None
 
 
+def launch_hooks_set() -> bool:
+    """Whether a launch hook is set (a profiler such as Proton sets one), which must see every launch with its
+    metadata. Since Triton 3.5 each hook is a HookChain, never None, and set when it holds a call; before, a hook was
+    set when it was not None. (Testing `is None` alone on Triton 3.6 took every repeated launch through
+    CompiledKernel[grid], building the metadata and calling the empty chains each time.)"""
+    return any(hook is not None and bool(getattr(hook, "calls", True))
+               for hook in (knobs.runtime.launch_enter_hook, knobs.runtime.launch_exit_hook))
+
+
 class Launcher:
     """kernel[grid](*args, **meta) with the Python that Triton runs on every launch done once per specialization.
 
@@ -101,8 +110,9 @@ class Launcher:
     key goes through kernel[grid], compiling and autotuning as usual, and keeps the compiled kernel it launched and
     the values of the parameters after the positional ones; a later call at that key hands the arguments to the
     compiled kernel's C launcher (CompiledKernel.run) with the current stream, as CompiledKernel[grid] does, less
-    the closure that call builds and the launch hooks' metadata, which is only built where a hook is set (a
-    profiler such as Proton sets one: then the call goes through CompiledKernel[grid], hooks and all). Under
+    the closure that call builds and the launch hooks' metadata, which is only built where a hook is set
+    (launch_hooks_set; a profiler such as Proton sets one: then the call goes through CompiledKernel[grid], hooks and
+    all). Under
     Triton's interpreter, for a grid given as a function, for arguments of another kind, and for a config with a
     pre_hook (which must run before every launch), every call goes through kernel[grid]."""
 
@@ -127,7 +137,7 @@ class Launcher:
         if found is not None:
             compiled, later = found
             grid = (*grid, 1, 1)
-            if knobs.runtime.launch_enter_hook is None and knobs.runtime.launch_exit_hook is None:
+            if not launch_hooks_set():
                 driver = triton_driver.active
                 # CompiledKernel[grid]'s runner, inlined: (grid, stream, function, its metadata, no launch metadata,
                 # no hooks, then every parameter, constexprs too)
