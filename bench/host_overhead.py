@@ -36,6 +36,16 @@ def print_host_profile(fn, inputs, calls: int = 500, top: int = 20) -> None:
     pstats.Stats(profiler).sort_stats("tottime").print_stats(top)
 
 
+def print_copy_both_ways(shape: str, dtype: str, nbytes: int, device, clean_flush) -> None:
+    """The same-bytes copy of the result tables (half the op's bytes read, half written), timed after each flush."""
+    src = torch.ones(nbytes // 2, dtype=torch.uint8, device=device)
+    dst = torch.empty_like(src)
+    copy = lambda: dst.copy_(src)  # noqa: E731
+    events, clean = timing.measure(copy)[1], timing.measure(copy, flush=clean_flush)[1]
+    print(f"{shape:24} {dtype:9} {timing.SAME_BYTES_COPY:20} events {events * 1e3:8.1f} us/call   "
+          f"events, clean L2 {clean * 1e3:8.1f} us/call", flush=True)
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("op")
@@ -43,6 +53,9 @@ def main() -> int:
     p.add_argument("--dtype", default="float16", type=lambda s: cli.parse_dtypes(s)[0])
     p.add_argument("--shape", type=cli.parse_sizes, required=True)
     p.add_argument("--profile", action="store_true", help="also print where the host time goes (cProfile)")
+    p.add_argument("--clean-flush", action="store_true",
+                   help="also time each row's events, and a copy of the op's bytes both ways, after a flush that "
+                        "leaves the L2 clean (timing.clean_flush_fn): what the memset's dirty lines cost a call")
     p.add_argument("--profiler-range", action="store_true",
                    help="instead of timing, call each row once more, warm, between cudaProfilerStart and Stop: run "
                         "under `ncu --profile-from-start off` (or nsys) to profile exactly one call's kernels")
@@ -53,8 +66,12 @@ def main() -> int:
     impls = discover.select(discover.implementations(op), opts.impls)
     if any(i.backend == "cuda" for i in impls):
         build.build(discover.base_name(op.name), op.cuda_flags, progress=False)
+    clean_flush = timing.clean_flush_fn() if opts.clean_flush else None
     for shape in opts.shape:
         inputs = op.make_inputs(shape, dtype, device, torch.Generator(device=device).manual_seed(0))
+        if clean_flush:
+            print_copy_both_ways(op.describe_shape(shape), opts.dtype, op.bytes_moved(shape, dtype), device,
+                                 clean_flush)
         for impl in impls:
             fn, args = impl.load(), inputs
             if hasattr(fn, "lab_prepare"):  # a backward pass: its forward once, then the backward alone, as timed
@@ -72,8 +89,12 @@ def main() -> int:
             host = timing.host_time_per_call(lambda: fn(*args))
             gpu = timing.profiler_kernel_ms(lambda: fn(*args)) * 1e3
             _, events, _, _ = timing.measure(lambda: fn(*args))
+            clean = ""
+            if clean_flush:
+                clean_ms = timing.measure(lambda: fn(*args), flush=clean_flush)[1]
+                clean = f"   events, clean L2 {clean_ms * 1e3:8.1f} us/call"
             print(f"{op.describe_shape(shape):24} {opts.dtype:9} {impl.name:20} host {host:8.1f} us/call   "
-                  f"kernels {gpu:8.1f} us/call   events {events * 1e3:8.1f} us/call", flush=True)
+                  f"kernels {gpu:8.1f} us/call   events {events * 1e3:8.1f} us/call{clean}", flush=True)
             if opts.profile:
                 print_host_profile(fn, args)
     return 0

@@ -62,13 +62,14 @@ class Timing:
 
 
 def measure(fn, warmup_calls: int = 3, warmup_ms: float = 25, rep_ms: float = 100,
-            min_samples: int = MIN_SAMPLES, on_timed=None, before=None) -> tuple[float, float, float, int]:
+            min_samples: int = MIN_SAMPLES, on_timed=None, before=None, flush=None) -> tuple[float, float, float, int]:
     """(q25, median, q75) in milliseconds and the number of timed calls: the method of triton.testing.do_bench
     (warm-up calls, then CUDA events around each call with the 256 MB L2 flush queued before it), with at least
     min_samples timed calls however long one call takes. on_timed(True/False) is called around the timed calls,
     so a caller can tell them from the warm-up calls. before(), where given, runs ahead of each flush, outside the
-    events: an in-place call's input restored, so that every timed call does the same work on the same values."""
-    flush = _flush_fn()
+    events: an in-place call's input restored, so that every timed call does the same work on the same values.
+    flush: what runs before each call instead of do_bench's memset (clean_flush_fn: bench/host_overhead.py)."""
+    flush = flush or _flush_fn()
     for _ in range(warmup_calls):
         if before:
             before()
@@ -184,6 +185,22 @@ def _flush_fn():
 
     cache = runtime.driver.active.get_empty_cache_for_benchmark()
     return lambda: runtime.driver.active.clear_cache(cache)
+
+
+def clean_flush_fn():
+    """A flush that leaves the L2 clean: do_bench's memset, then a read of another 256 MB buffer. The memset alone
+    leaves the L2 full of dirty lines, which the timed call writes back to DRAM as its own accesses evict them; after
+    the read the call owes no write-back. It also runs about twice as long on the GPU, hiding that much more of a
+    call's host time (results/nvidia-h200/flush-write-back/). Not the lab's timing: bench/host_overhead.py's
+    --clean-flush."""
+    memset = _flush_fn()
+    buffer = torch.ones(64 << 20, dtype=torch.int32, device="cuda")
+    total = torch.empty((), dtype=torch.int64, device="cuda")
+
+    def flush():
+        memset()
+        torch.sum(buffer, dim=0, dtype=torch.int64, out=total)
+    return flush
 
 
 def measure_graph(calls) -> tuple[float, float, float]:
