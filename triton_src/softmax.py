@@ -397,14 +397,15 @@ def packed(x: torch.Tensor) -> torch.Tensor:
 # ---- direct: v5's kernels, launched without Triton's per-call Python. ---------------------------------------------
 # Every kernel[grid](...) above runs Python before its kernel starts: Triton binds the arguments, works out their
 # specialization and its cache key, and for v2's autotuned kernel builds a tuning key too. On the H200 hosts of the
-# committed results a Triton row's call takes several times a CUDA row's host time (the `host` column of the md),
-# and where the kernels are short or there are two of them (v4's long rows) the events time that host work: the
-# cells marked `h`. v6 launches v5's kernels through triton_src.Launcher, which does that work once per
-# specialization and then hands the arguments straight to the compiled kernel's launcher (on Triton 3.5 and later
-# only since 53bec5e: before, through CompiledKernel[grid], and the results of those commits timed that path;
-# triton_src.launch_hooks_set says why). Nothing on the GPU changes; what it buys is in the host column and the `h` cells of results/<gpu>/softmax.md. What it leaves: at v4's
-# long rows, two launches and three allocations a call still take the host longer than the two kernels take the GPU
-# on the H200 hosts (the same columns of results/nvidia-h200/softmax.md).
+# committed results a Triton row's call takes several times a CUDA row's host time (the `host` column of the md), and
+# where the kernels are short or there are two of them (v4's long rows) the events time that host work: the cells
+# marked `h`. v6 launches v5's kernels through triton_src.Launcher, which does that work once per specialization and
+# then hands the arguments straight to the compiled kernel's launcher (on Triton 3.5 and later only since 53bec5e:
+# before, through CompiledKernel[grid], and the results of those commits timed that path; triton_src.launch_hooks_set
+# says why). Nothing on the GPU changes; what it buys is in the host column and the `h` cells of
+# results/<gpu>/softmax.md. What it leaves: at v4's long rows, two launches and three allocations a call still take
+# the host longer than the two kernels take the GPU on the H200 hosts (the same columns of
+# results/nvidia-h200/softmax.md).
 @variant("direct")
 def direct(x: torch.Tensor) -> torch.Tensor:
     check_inputs("softmax", ("x", x), ndim=2)
