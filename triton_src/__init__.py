@@ -112,9 +112,8 @@ class Launcher:
     compiled kernel's C launcher (CompiledKernel.run) with the current stream, as CompiledKernel[grid] does, less
     the closure that call builds and the launch hooks' metadata, which is only built where a hook is set
     (launch_hooks_set; a profiler such as Proton sets one: then the call goes through CompiledKernel[grid], hooks and
-    all). Under
-    Triton's interpreter, for a grid given as a function, for arguments of another kind, and for a config with a
-    pre_hook (which must run before every launch), every call goes through kernel[grid]."""
+    all). Under Triton's interpreter, for a grid given as a function, for arguments of another kind, and for a
+    config with a pre_hook (which must run before every launch), every call goes through kernel[grid]."""
 
     def __init__(self, kernel):
         self.kernel = kernel
