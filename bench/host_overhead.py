@@ -46,6 +46,25 @@ def print_copy_both_ways(shape: str, dtype: str, nbytes: int, device, clean_flus
           f"events, clean L2 {clean * 1e3:8.1f} us/call", flush=True)
 
 
+def print_autotuned_configs(backend: str, printed: set) -> None:
+    """The configs autotuned Triton kernels chose since the last call (one per kernel and tuning key, remembered in
+    `printed`): a profile of a Triton row (ncu, nsys) says which kernel ran, this says with which warps, stages and
+    block sizes."""
+    if backend != "triton":
+        return
+    from triton.runtime.autotuner import Autotuner
+    for name, module in sorted(sys.modules.items()):
+        if not name.startswith("triton_src"):
+            continue
+        for attr, kernel in sorted(vars(module).items()):
+            if isinstance(kernel, Autotuner):
+                for key, config in kernel.cache.items():
+                    if (name, attr, key) in printed:
+                        continue
+                    printed.add((name, attr, key))
+                    print(f"    autotuned {name}.{attr} key {key}: {config}", flush=True)
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("op")
@@ -67,6 +86,7 @@ def main() -> int:
     if any(i.backend == "cuda" for i in impls):
         build.build(discover.base_name(op.name), op.cuda_flags, progress=False)
     clean_flush = timing.clean_flush_fn() if opts.clean_flush else None
+    printed = set()
     for shape in opts.shape:
         inputs = op.make_inputs(shape, dtype, device, torch.Generator(device=device).manual_seed(0))
         if clean_flush:
@@ -85,6 +105,7 @@ def main() -> int:
                 torch.cuda.synchronize()
                 torch.cuda.profiler.stop()
                 print(f"{op.describe_shape(shape):24} {opts.dtype:9} {impl.name:20} one call profiled", flush=True)
+                print_autotuned_configs(impl.backend, printed)
                 continue
             host = timing.host_time_per_call(lambda: fn(*args))
             gpu = timing.profiler_kernel_ms(lambda: fn(*args)) * 1e3
@@ -95,6 +116,7 @@ def main() -> int:
                 clean = f"   events, clean L2 {clean_ms * 1e3:8.1f} us/call"
             print(f"{op.describe_shape(shape):24} {opts.dtype:9} {impl.name:20} host {host:8.1f} us/call   "
                   f"kernels {gpu:8.1f} us/call   events {events * 1e3:8.1f} us/call{clean}", flush=True)
+            print_autotuned_configs(impl.backend, printed)
             if opts.profile:
                 print_host_profile(fn, args)
     return 0
