@@ -553,4 +553,63 @@ cudaError_t launch_staged_forward_clusters(Kernel kernel, const Call& c, int blo
                               static_cast<int>(c.cols));
 }
 
+// ---- v12 (the forward's 16-bit rows of 4K-8K elements, one wave of blocks, each with v8's ring; sm_90). --------
+// v4 gives such a row to one block, which loads it, reduces it, writes y and exits; at these N its kernel was bound
+// by neither the DRAM nor issue but by waiting on memory (results/nvidia-h200/layernorm-profile.md, last section).
+// v12 keeps v8's ring for the forward (x alone): one wave of resident blocks of packets / kRingForwardPacks
+// threads, each staging its rows several ahead by bulk copies, so that a block's next rows are on their way while
+// it reduces one. Its rows come from its first run, on 16-bit rows of 512-2048 packets
+// (results/nvidia-h200/norm-forward-ring/README.md): ahead of v4 at N = 4K and 8K in both norms, behind at 16K in
+// LayerNorm and level in RMSNorm, so it hands rows of more than 1024 packets to v11.
+constexpr int kRingForwardPacks = 4;
+constexpr int64_t kRingForwardShortestPackets = 512;
+constexpr int64_t kRingForwardLongestPackets = 1024;
+
+// v12's rows: fp16/bf16, 16-byte aligned, 512-1024 packets, on Hopper. For them launch(threads), threads a
+// std::integral_constant (128 or 256: at most kRingForwardPacks packets a thread); for every other row fallback().
+template <typename T, typename Call, typename Launch, typename Fallback>
+cudaError_t with_ring_forward_shape(const Call& c, Launch launch, Fallback fallback) {
+  if constexpr (sizeof(T) == 2) {
+    const int64_t packets = c.packets();
+    if (c.vec && has_clusters() && packets >= kRingForwardShortestPackets && packets <= kRingForwardLongestPackets)
+      return packets <= 128 * kRingForwardPacks ? launch(std::integral_constant<int, 128>{})
+                                                : launch(std::integral_constant<int, 256>{});
+  }
+  return fallback();
+}
+
+// v12's launch, given its kernel (whose last parameters are rows, cols and the ring's stages, after `args`): one
+// wave of resident blocks of `threads`, the ring's slots shared out as v8's (staged_stages).
+template <typename T, typename Kernel, typename Call, typename... Args>
+cudaError_t launch_ring_forward(Kernel kernel, int threads, const Call& c, Args... args) {
+  int blocks = 0;  // per multiprocessor, as far as its registers and threads go
+  if (cudaError_t err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads, 0); err != cudaSuccess)
+    return err;
+  const int stages = staged_stages<T, 1>(c.cols, blocks);
+  const int64_t smem = StagedRows<T, 1>::bytes(stages, c.cols);
+  if (cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             static_cast<int>(smem));
+      err != cudaSuccess)
+    return err;
+  const unsigned int grid = resident_grid(kernel, threads, static_cast<size_t>(smem), c.rows);
+  kernel<<<grid, threads, static_cast<size_t>(smem), c.stream>>>(args..., c.rows, static_cast<int>(c.cols), stages);
+  return cudaGetLastError();
+}
+
+// v12's loop over a block's rows (blockIdx.x, + gridDim.x, ...), shared by the norms' kernels: each row taken from
+// the ring into registers (kPacks packets a thread), then row(index, xs, release). release() frees the row's slot
+// for the ring's next bulk copy; call it once every thread holds its packets (after the row's first block-wide sum).
+template <typename T, int kThreads, int kPacks, typename Row>
+__device__ __forceinline__ void for_each_ring_row(unsigned char* ring_memory, const T* __restrict__ x, int64_t rows,
+                                                  int cols, int stages, Row row) {
+  StagedRows<T, 1> ring(ring_memory, stages, cols);
+  ring.start(x, nullptr, rows, cols);
+  auto turn = ring.turn_of(0);
+  for (int64_t index = blockIdx.x; index < rows; index += gridDim.x, ring.next(turn)) {
+    RowWords<T, kPacks> xs;
+    ring.take(turn, xs, static_cast<int>(threadIdx.x), kThreads, cols);
+    row(index, xs, [&] { ring.release(turn, index, x, nullptr, rows, cols); });
+  }
+}
+
 }  // namespace lab

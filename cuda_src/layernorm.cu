@@ -38,6 +38,9 @@
 //   v11 staged_forward  + the forward's rows that v10 takes in the backward, taken the same way: each block of a
 //               cluster a contiguous part of every row in its ring (x alone), the two sums pushed across the
 //               cluster (the backward is v10's)
+//   v12 ring    + fp16/bf16 rows of 4K-8K elements (16-byte aligned, Hopper) in one wave of resident blocks, each
+//               with v8's ring of rows (x alone) filled by bulk copies several rows ahead, so that a block's loads
+//               go on while it reduces a row (the backward is v10's)
 //
 // The forward saves mean and rstd (fp32, M each) for the backward. Each step adds a path for the rows it is good at
 // and hands every other shape to the step before (its launcher's first line), so every row runs every shape: rows
@@ -60,6 +63,8 @@ cudaError_t launch_layernorm_cluster(lab::DType dtype, const void* x, const void
 cudaError_t launch_layernorm_staged_forward(lab::DType dtype, const void* x, const void* w, const void* b, void* y,
                                             float* mean, float* rstd, int64_t rows, int64_t cols,
                                             cudaStream_t stream);
+cudaError_t launch_layernorm_ring(lab::DType dtype, const void* x, const void* w, const void* b, void* y, float* mean,
+                                  float* rstd, int64_t rows, int64_t cols, cudaStream_t stream);
 // One backward launcher per step: dx, dw and db. The fp32 sums over rows go through `workspace`, whose size the
 // step's path decides: called with workspace == nullptr a launcher launches nothing and sets *workspace_floats to
 // the floats it needs; called again with that many floats at `workspace`, it runs. Every float it reads there it
@@ -1229,6 +1234,76 @@ cudaError_t launch_layernorm_staged_forward(lab::DType dtype, const void* x, con
                           [](const auto& c) { return run_staged_forward(c); });
 }
 
+// ---- v12 ring: the forward's 16-bit rows of 4K-8K elements through v8's ring (Hopper). ----------------------------
+// v4 gives each of these rows a block that loads it, reduces it, writes y and exits (lab_norm.cuh's v12 section
+// says what that costs). Here one wave of resident blocks of packets / 4 threads, four packets a thread as v11's,
+// takes rows blockIdx.x, + gridDim.x, ... from a ring of rows staged by bulk copies (lab::for_each_ring_row): v11's
+// arithmetic without the cluster. A slot is refilled after the row's first block-wide sum, when every thread holds
+// its packets.
+template <typename T, int kThreads>
+__global__ void __launch_bounds__(kThreads) layernorm_ring_kernel(const T* __restrict__ x, const T* __restrict__ w,
+                                                                  const T* __restrict__ b, T* __restrict__ y,
+                                                                  float* __restrict__ mean, float* __restrict__ rstd,
+                                                                  float eps, int64_t rows, int cols, int stages) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  constexpr int kPacks = lab::kRingForwardPacks, kVec = lab::Packet<T>::kSize;
+  extern __shared__ __align__(lab::kStagedSlotAlign) unsigned char ring_memory[];
+  __shared__ float warp_sums[2][kThreads / 32];  // alternate sums use alternate sets (block_sum_alternating)
+  const int rank = threadIdx.x;
+  const float inv_cols = 1.0f / static_cast<float>(cols);
+  lab::for_each_ring_row<T, kThreads, kPacks>(ring_memory, x, rows, cols, stages, [&](int64_t row, auto& xs,
+                                                                                      auto release) {
+    const float mu = lab::block_sum_alternating<kThreads>(xs.sum(), warp_sums[0]) * inv_cols;
+    release();
+    xs.rewiden();
+    const float s = xs.sum(rank, kThreads, cols, true, [mu](float v) {
+      const float d = v - mu;
+      return d * d;
+    });
+    const float rs = rsqrtf(lab::block_sum_alternating<kThreads>(s, warp_sums[1]) * inv_cols + eps);
+    xs.rewiden();
+    T* yr = y + row * cols;
+#pragma unroll
+    for (int i = 0; i < kPacks; ++i) {
+      const int packet = rank + i * kThreads;
+      if (packet * kVec >= cols) continue;
+      const uint4 wp = lab::load_words(w, packet, cols, true);
+      const uint4 bp = lab::load_words(b, packet, cols, true);
+      float v[kVec];
+#pragma unroll
+      for (int k = 0; k < kVec; ++k)
+        v[k] = (xs(i, k) - mu) * rs * lab::word_element<T>(wp, k) + lab::word_element<T>(bp, k);
+      lab::store_words(yr, packet, cols, true, v);
+    }
+    if (rank == 0) {
+      mean[row] = mu;
+      rstd[row] = rs;
+    }
+  });
+#else
+  __trap();  // as v8's
+#endif
+}
+
+// v12's rows (lab::with_ring_forward_shape); every other row to v11.
+template <typename T>
+cudaError_t run_ring(const ForwardCall<T>& c) {
+  return lab::with_ring_forward_shape<T>(
+      c,
+      [&](auto threads) {
+        constexpr int kThreads = decltype(threads)::value;
+        return lab::launch_ring_forward<T>(layernorm_ring_kernel<T, kThreads>, kThreads, c, c.x, c.w, c.b, c.y,
+                                           c.mean, c.rstd, kLayerNormEps);
+      },
+      [&] { return run_staged_forward(c); });
+}
+
+cudaError_t launch_layernorm_ring(lab::DType dtype, const void* x, const void* w, const void* b, void* y, float* mean,
+                                  float* rstd, int64_t rows, int64_t cols, cudaStream_t stream) {
+  return dispatch_forward(dtype, x, w, b, y, mean, rstd, rows, cols, stream,
+                          [](const auto& c) { return run_ring(c); });
+}
+
 cudaError_t launch_layernorm_vec(lab::DType dtype, const void* x, const void* w, const void* b, void* y, float* mean,
                                  float* rstd, int64_t rows, int64_t cols, cudaStream_t stream) {
   return dispatch_forward(dtype, x, w, b, y, mean, rstd, rows, cols, stream, [](const auto& c) { return run_vec(c); });
@@ -1489,6 +1564,18 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> layernorm_staged_forward_backward
                             launch_layernorm_lean_cluster_backward);
 }
 
+std::tuple<at::Tensor, at::Tensor, at::Tensor> layernorm_ring(const at::Tensor& x, const at::Tensor& w,
+                                                             const at::Tensor& b) {
+  return layernorm_forward(x, w, b, "ring", launch_layernorm_ring);
+}
+
+// v12's backward is v10's: only its forward adds a path.
+std::tuple<at::Tensor, at::Tensor, at::Tensor> layernorm_ring_backward(
+    const at::Tensor& dy, const at::Tensor& x, const at::Tensor& w, const at::Tensor& b, const at::Tensor& mean,
+    const at::Tensor& rstd) {
+  return layernorm_backward(dy, x, w, b, mean, rstd, "ring_backward", launch_layernorm_lean_cluster_backward);
+}
+
 TORCH_LIBRARY(lab_layernorm, m) {
   m.def("naive(Tensor x, Tensor weight, Tensor bias) -> (Tensor, Tensor, Tensor)");
   m.def("naive_backward(Tensor dy, Tensor x, Tensor weight, Tensor bias, Tensor mean, Tensor rstd) -> "
@@ -1523,6 +1610,9 @@ TORCH_LIBRARY(lab_layernorm, m) {
   m.def("staged_forward(Tensor x, Tensor weight, Tensor bias) -> (Tensor, Tensor, Tensor)");
   m.def("staged_forward_backward(Tensor dy, Tensor x, Tensor weight, Tensor bias, Tensor mean, Tensor rstd) -> "
         "(Tensor, Tensor, Tensor)");
+  m.def("ring(Tensor x, Tensor weight, Tensor bias) -> (Tensor, Tensor, Tensor)");
+  m.def("ring_backward(Tensor dy, Tensor x, Tensor weight, Tensor bias, Tensor mean, Tensor rstd) -> "
+        "(Tensor, Tensor, Tensor)");
 }
 
 TORCH_LIBRARY_IMPL(lab_layernorm, CUDA, m) {
@@ -1548,6 +1638,8 @@ TORCH_LIBRARY_IMPL(lab_layernorm, CUDA, m) {
   m.impl("lean_cluster_backward", &layernorm_lean_cluster_backward);
   m.impl("staged_forward", &layernorm_staged_forward);
   m.impl("staged_forward_backward", &layernorm_staged_forward_backward);
+  m.impl("ring", &layernorm_ring);
+  m.impl("ring_backward", &layernorm_ring_backward);
 }
 
 #endif

@@ -37,6 +37,9 @@
 //   v11 staged_forward  + the forward's rows that v10 takes in the backward, taken the same way: each block of a
 //               cluster a contiguous part of every row in its ring (x alone), the sum pushed across the cluster
 //               (the backward is v10's)
+//   v12 ring    + fp16/bf16 rows of 4K-8K elements (16-byte aligned, Hopper) in one wave of resident blocks, each
+//               with v8's ring of rows (x alone) filled by bulk copies several rows ahead, so that a block's loads
+//               go on while it reduces a row (the backward is v10's)
 //
 // The forward saves rstd (fp32, M) for the backward. Each step adds a path for the rows it is good at and hands
 // every other shape to the step before (its launcher's first line), so every row runs every shape: rows longer than
@@ -59,6 +62,8 @@ cudaError_t launch_rmsnorm_cluster(lab::DType dtype, const void* x, const void* 
                                    int64_t cols, cudaStream_t stream);
 cudaError_t launch_rmsnorm_staged_forward(lab::DType dtype, const void* x, const void* w, void* y, float* rstd,
                                           int64_t rows, int64_t cols, cudaStream_t stream);
+cudaError_t launch_rmsnorm_ring(lab::DType dtype, const void* x, const void* w, void* y, float* rstd, int64_t rows,
+                                int64_t cols, cudaStream_t stream);
 // One backward launcher per step: dx and dw. The fp32 sums over rows go through `workspace`, whose size the step's
 // path decides: called with workspace == nullptr a launcher launches nothing and sets *workspace_floats to the
 // floats it needs; called again with that many floats at `workspace`, it runs. Every float it reads there it has
@@ -715,6 +720,63 @@ cudaError_t launch_rmsnorm_staged_forward(lab::DType dtype, const void* x, const
                           [](const auto& c) { return run_staged_forward(c); });
 }
 
+// ---- v12 ring: the forward's 16-bit rows of 4K-8K elements through v8's ring (Hopper). ----------------------------
+// LayerNorm's layernorm_ring_kernel (layernorm.cu says why) for RMSNorm: the sum of squares, one block-wide sum a
+// row, after which the row's slot is refilled.
+template <typename T, int kThreads>
+__global__ void __launch_bounds__(kThreads) rmsnorm_ring_kernel(const T* __restrict__ x, const T* __restrict__ w,
+                                                                T* __restrict__ y, float* __restrict__ rstd, float eps,
+                                                                int64_t rows, int cols, int stages) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  constexpr int kPacks = lab::kRingForwardPacks, kVec = lab::Packet<T>::kSize;
+  extern __shared__ __align__(lab::kStagedSlotAlign) unsigned char ring_memory[];
+  __shared__ float warp_sums[2][kThreads / 32];  // alternate rows use alternate sets (block_sum_alternating)
+  const int rank = threadIdx.x;
+  const float inv_cols = 1.0f / static_cast<float>(cols);
+  int sums_set = 0;
+  lab::for_each_ring_row<T, kThreads, kPacks>(ring_memory, x, rows, cols, stages, [&](int64_t row, auto& xs,
+                                                                                      auto release) {
+    const float s = xs.sum(rank, kThreads, cols, true, [](float v) { return v * v; });
+    const float rs = rsqrtf(lab::block_sum_alternating<kThreads>(s, warp_sums[sums_set]) * inv_cols + eps);
+    sums_set ^= 1;
+    release();
+    xs.rewiden();
+    T* yr = y + row * cols;
+#pragma unroll
+    for (int i = 0; i < kPacks; ++i) {
+      const int packet = rank + i * kThreads;
+      if (packet * kVec >= cols) continue;
+      const uint4 wp = lab::load_words(w, packet, cols, true);
+      float v[kVec];
+#pragma unroll
+      for (int k = 0; k < kVec; ++k) v[k] = xs(i, k) * rs * lab::word_element<T>(wp, k);
+      lab::store_words(yr, packet, cols, true, v);
+    }
+    if (rank == 0) rstd[row] = rs;
+  });
+#else
+  __trap();  // as v8's
+#endif
+}
+
+// v12's rows (lab::with_ring_forward_shape); every other row to v11.
+template <typename T>
+cudaError_t run_ring(const ForwardCall<T>& c) {
+  return lab::with_ring_forward_shape<T>(
+      c,
+      [&](auto threads) {
+        constexpr int kThreads = decltype(threads)::value;
+        return lab::launch_ring_forward<T>(rmsnorm_ring_kernel<T, kThreads>, kThreads, c, c.x, c.w, c.y, c.rstd,
+                                           kRmsNormEps);
+      },
+      [&] { return run_staged_forward(c); });
+}
+
+cudaError_t launch_rmsnorm_ring(lab::DType dtype, const void* x, const void* w, void* y, float* rstd, int64_t rows,
+                                int64_t cols, cudaStream_t stream) {
+  return dispatch_forward(dtype, x, w, y, rstd, rows, cols, stream, [](const auto& c) { return run_ring(c); });
+}
+
 cudaError_t launch_rmsnorm_vec(lab::DType dtype, const void* x, const void* w, void* y, float* rstd, int64_t rows,
                                int64_t cols, cudaStream_t stream) {
   return dispatch_forward(dtype, x, w, y, rstd, rows, cols, stream, [](const auto& c) { return run_vec(c); });
@@ -1248,6 +1310,16 @@ std::tuple<at::Tensor, at::Tensor> rmsnorm_staged_forward_backward(const at::Ten
   return rmsnorm_backward(dy, x, w, rstd, "staged_forward_backward", launch_rmsnorm_lean_cluster_backward);
 }
 
+std::tuple<at::Tensor, at::Tensor> rmsnorm_ring(const at::Tensor& x, const at::Tensor& w) {
+  return rmsnorm_forward(x, w, "ring", launch_rmsnorm_ring);
+}
+
+// v12's backward is v10's: only its forward adds a path.
+std::tuple<at::Tensor, at::Tensor> rmsnorm_ring_backward(const at::Tensor& dy, const at::Tensor& x,
+                                                         const at::Tensor& w, const at::Tensor& rstd) {
+  return rmsnorm_backward(dy, x, w, rstd, "ring_backward", launch_rmsnorm_lean_cluster_backward);
+}
+
 TORCH_LIBRARY(lab_rmsnorm, m) {
   m.def("naive(Tensor x, Tensor weight) -> (Tensor, Tensor)");
   m.def("naive_backward(Tensor dy, Tensor x, Tensor weight, Tensor rstd) -> (Tensor, Tensor)");
@@ -1271,6 +1343,8 @@ TORCH_LIBRARY(lab_rmsnorm, m) {
   m.def("lean_cluster_backward(Tensor dy, Tensor x, Tensor weight, Tensor rstd) -> (Tensor, Tensor)");
   m.def("staged_forward(Tensor x, Tensor weight) -> (Tensor, Tensor)");
   m.def("staged_forward_backward(Tensor dy, Tensor x, Tensor weight, Tensor rstd) -> (Tensor, Tensor)");
+  m.def("ring(Tensor x, Tensor weight) -> (Tensor, Tensor)");
+  m.def("ring_backward(Tensor dy, Tensor x, Tensor weight, Tensor rstd) -> (Tensor, Tensor)");
 }
 
 TORCH_LIBRARY_IMPL(lab_rmsnorm, CUDA, m) {
@@ -1296,6 +1370,8 @@ TORCH_LIBRARY_IMPL(lab_rmsnorm, CUDA, m) {
   m.impl("lean_cluster_backward", &rmsnorm_lean_cluster_backward);
   m.impl("staged_forward", &rmsnorm_staged_forward);
   m.impl("staged_forward_backward", &rmsnorm_staged_forward_backward);
+  m.impl("ring", &rmsnorm_ring);
+  m.impl("ring_backward", &rmsnorm_ring_backward);
 }
 
 #endif
