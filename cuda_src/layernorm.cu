@@ -1152,6 +1152,27 @@ cudaError_t launch_layernorm_lean_cluster_backward(lab::DType dtype, const void*
 // (mean, then the centered squares: forward_row's arithmetic) over the block (lab::block_sum_alternating) and across
 // the cluster (lab::PushedClusterSums), then y of its part; block 0's thread 0 writes the row's mean and rstd. A
 // slot is refilled after the row's first block-wide barrier, when every thread holds its packets.
+// v11's and v12's y: this thread's packets of a staged row (rank, rank + size, ...; none at or past `cols`), the
+// row's mean and rstd applied, then the weight and bias. `w`, `b` and `yr` start at the block's first column.
+template <typename T, int kPacks>
+__device__ __forceinline__ void store_staged_y(T* __restrict__ yr, const lab::RowWords<T, kPacks>& xs,
+                                               const T* __restrict__ w, const T* __restrict__ b, float mu, float rs,
+                                               int rank, int size, int cols) {
+  constexpr int kVec = lab::Packet<T>::kSize;
+#pragma unroll
+  for (int i = 0; i < kPacks; ++i) {
+    const int packet = rank + i * size;
+    if (packet * kVec >= cols) continue;
+    const uint4 wp = lab::load_words(w, packet, cols, true);
+    const uint4 bp = lab::load_words(b, packet, cols, true);
+    float v[kVec];
+#pragma unroll
+    for (int k = 0; k < kVec; ++k)
+      v[k] = (xs(i, k) - mu) * rs * lab::word_element<T>(wp, k) + lab::word_element<T>(bp, k);
+    lab::store_words(yr, packet, cols, true, v);
+  }
+}
+
 template <typename T, int kPacks, int kThreads>
 __global__ void __launch_bounds__(kThreads) layernorm_staged_forward_kernel(
     const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ b, T* __restrict__ y,
@@ -1160,7 +1181,6 @@ __global__ void __launch_bounds__(kThreads) layernorm_staged_forward_kernel(
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   extern __shared__ __align__(lab::kStagedSlotAlign) unsigned char ring_memory[];
   __shared__ float warp_sums[2][kThreads / 32];  // alternate sums use alternate sets (block_sum_alternating)
-  constexpr int kVec = lab::Packet<T>::kSize;
   const int rank = threadIdx.x;
   const auto [part, block_rank, offset, cluster, clusters] =
       lab::cluster_part(cols, blocks_per_cluster);  // this block's columns: offset, offset + part
@@ -1189,19 +1209,7 @@ __global__ void __launch_bounds__(kThreads) layernorm_staged_forward_kernel(
     sums.push(s);
     const float rs = rsqrtf(sums.wait() * inv_cols + eps);
     xs.rewiden();
-    T* yr = y + row * cols + offset;
-#pragma unroll
-    for (int i = 0; i < kPacks; ++i) {
-      const int packet = rank + i * kThreads;
-      if (packet * kVec >= part) continue;
-      const uint4 wp = lab::load_words(w + offset, packet, part, true);
-      const uint4 bp = lab::load_words(b + offset, packet, part, true);
-      float v[kVec];
-#pragma unroll
-      for (int k = 0; k < kVec; ++k)
-        v[k] = (xs(i, k) - mu) * rs * lab::word_element<T>(wp, k) + lab::word_element<T>(bp, k);
-      lab::store_words(yr, packet, part, true, v);
-    }
+    store_staged_y(y + row * cols + offset, xs, w + offset, b + offset, mu, rs, rank, kThreads, part);
     if (block_rank == 0 && rank == 0) {
       mean[row] = mu;
       rstd[row] = rs;
@@ -1246,7 +1254,7 @@ __global__ void __launch_bounds__(kThreads) layernorm_ring_kernel(const T* __res
                                                                   float* __restrict__ mean, float* __restrict__ rstd,
                                                                   float eps, int64_t rows, int cols, int stages) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  constexpr int kPacks = lab::kRingForwardPacks, kVec = lab::Packet<T>::kSize;
+  constexpr int kPacks = lab::kRingForwardPacks;
   extern __shared__ __align__(lab::kStagedSlotAlign) unsigned char ring_memory[];
   __shared__ float warp_sums[2][kThreads / 32];  // alternate sums use alternate sets (block_sum_alternating)
   const int rank = threadIdx.x;
@@ -1262,19 +1270,7 @@ __global__ void __launch_bounds__(kThreads) layernorm_ring_kernel(const T* __res
     });
     const float rs = rsqrtf(lab::block_sum_alternating<kThreads>(s, warp_sums[1]) * inv_cols + eps);
     xs.rewiden();
-    T* yr = y + row * cols;
-#pragma unroll
-    for (int i = 0; i < kPacks; ++i) {
-      const int packet = rank + i * kThreads;
-      if (packet * kVec >= cols) continue;
-      const uint4 wp = lab::load_words(w, packet, cols, true);
-      const uint4 bp = lab::load_words(b, packet, cols, true);
-      float v[kVec];
-#pragma unroll
-      for (int k = 0; k < kVec; ++k)
-        v[k] = (xs(i, k) - mu) * rs * lab::word_element<T>(wp, k) + lab::word_element<T>(bp, k);
-      lab::store_words(yr, packet, cols, true, v);
-    }
+    store_staged_y(y + row * cols, xs, w, b, mu, rs, rank, kThreads, cols);
     if (rank == 0) {
       mean[row] = mu;
       rstd[row] = rs;

@@ -654,6 +654,24 @@ cudaError_t run_cluster_backward(const BackwardCall<T>& c) {
 
 // ---- v11 staged forward: the forward's long rows as v10 takes the backward's (Hopper). ---------------------------
 // layernorm.cu's v11, with RMSNorm's arithmetic (forward_row's): one sum a row, Σx², then y of the block's part.
+// v11's and v12's y: this thread's packets of a staged row (rank, rank + size, ...; none at or past `cols`), scaled
+// by the row's rstd and the weight. `w` and `yr` start at the block's first column.
+template <typename T, int kPacks>
+__device__ __forceinline__ void store_staged_y(T* __restrict__ yr, const lab::RowWords<T, kPacks>& xs,
+                                               const T* __restrict__ w, float rs, int rank, int size, int cols) {
+  constexpr int kVec = lab::Packet<T>::kSize;
+#pragma unroll
+  for (int i = 0; i < kPacks; ++i) {
+    const int packet = rank + i * size;
+    if (packet * kVec >= cols) continue;
+    const uint4 wp = lab::load_words(w, packet, cols, true);
+    float v[kVec];
+#pragma unroll
+    for (int k = 0; k < kVec; ++k) v[k] = xs(i, k) * rs * lab::word_element<T>(wp, k);
+    lab::store_words(yr, packet, cols, true, v);
+  }
+}
+
 template <typename T, int kPacks, int kThreads>
 __global__ void __launch_bounds__(kThreads) rmsnorm_staged_forward_kernel(
     const T* __restrict__ x, const T* __restrict__ w, T* __restrict__ y, float* __restrict__ rstd, float eps,
@@ -661,7 +679,6 @@ __global__ void __launch_bounds__(kThreads) rmsnorm_staged_forward_kernel(
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   extern __shared__ __align__(lab::kStagedSlotAlign) unsigned char ring_memory[];
   __shared__ float warp_sums[2][kThreads / 32];  // alternate rows use alternate sets (block_sum_alternating)
-  constexpr int kVec = lab::Packet<T>::kSize;
   const int rank = threadIdx.x;
   const auto [part, block_rank, offset, cluster, clusters] =
       lab::cluster_part(cols, blocks_per_cluster);  // this block's columns: offset, offset + part
@@ -681,17 +698,7 @@ __global__ void __launch_bounds__(kThreads) rmsnorm_staged_forward_kernel(
     sums.push(s);
     const float rs = rsqrtf(sums.wait() * inv_cols + eps);
     xs.rewiden();
-    T* yr = y + row * cols + offset;
-#pragma unroll
-    for (int i = 0; i < kPacks; ++i) {
-      const int packet = rank + i * kThreads;
-      if (packet * kVec >= part) continue;
-      const uint4 wp = lab::load_words(w + offset, packet, part, true);
-      float v[kVec];
-#pragma unroll
-      for (int k = 0; k < kVec; ++k) v[k] = xs(i, k) * rs * lab::word_element<T>(wp, k);
-      lab::store_words(yr, packet, part, true, v);
-    }
+    store_staged_y(y + row * cols + offset, xs, w + offset, rs, rank, kThreads, part);
     if (block_rank == 0 && rank == 0) rstd[row] = rs;
   }
 #else
@@ -728,7 +735,7 @@ __global__ void __launch_bounds__(kThreads) rmsnorm_ring_kernel(const T* __restr
                                                                 T* __restrict__ y, float* __restrict__ rstd, float eps,
                                                                 int64_t rows, int cols, int stages) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  constexpr int kPacks = lab::kRingForwardPacks, kVec = lab::Packet<T>::kSize;
+  constexpr int kPacks = lab::kRingForwardPacks;
   extern __shared__ __align__(lab::kStagedSlotAlign) unsigned char ring_memory[];
   __shared__ float warp_sums[2][kThreads / 32];  // alternate rows use alternate sets (block_sum_alternating)
   const int rank = threadIdx.x;
@@ -741,17 +748,7 @@ __global__ void __launch_bounds__(kThreads) rmsnorm_ring_kernel(const T* __restr
     sums_set ^= 1;
     release();
     xs.rewiden();
-    T* yr = y + row * cols;
-#pragma unroll
-    for (int i = 0; i < kPacks; ++i) {
-      const int packet = rank + i * kThreads;
-      if (packet * kVec >= cols) continue;
-      const uint4 wp = lab::load_words(w, packet, cols, true);
-      float v[kVec];
-#pragma unroll
-      for (int k = 0; k < kVec; ++k) v[k] = xs(i, k) * rs * lab::word_element<T>(wp, k);
-      lab::store_words(yr, packet, cols, true, v);
-    }
+    store_staged_y(y + row * cols, xs, w, rs, rank, kThreads, cols);
     if (rank == 0) rstd[row] = rs;
   });
 #else
