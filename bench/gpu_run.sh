@@ -63,7 +63,7 @@ start_background() {
     exit 2
   fi
   rm -rf "$JOB/done" "$JOB/tree" "$JOB/compare.log"
-  mkdir -p "$JOB/tree"
+  mkdir -p "$JOB/tree/results"  # results/ itself, emptied: a run may write its own folder there (--out results/x)
   tar cf - --exclude=./gpu-out --exclude=./results --exclude=./.git . | tar xf - -C "$JOB/tree"
   printf '%s\n' "$@" > "$JOB/runs"
   # Word splitting of each line is wanted: a line is one command line of options.
