@@ -16,7 +16,7 @@ DTYPES = (torch.float32, torch.float16, torch.bfloat16)
 # rows of one warp's and one block's worth and just past them, rows longer than one block holds in registers, few
 # rows (a weight gradient of 1 to 7 partial sums) and many (thousands of partial sums to reduce); an odd N that a
 # cluster of blocks holds (20001: CUDA's v5 backward, element by element; 40001: its fp32 forward likewise); 16-bit
-# rows of 513 packets (4104: the shortest of v8's backward rows, and v12's forward with threads past the row's end).
+# rows of 513 packets (4104: the shortest of v8's backward rows, and v12's forward with packets past the row's end).
 CHECK_SHAPES = [(1, 1), (7, 3), (5, 127), (33, 1000), (64, 1025), (300, 4097), (3, 40000), (8, 70000), (2048, 96),
                 (5, 20001), (2, 40001), (33, 4104)]
 BENCH_SHAPES = [(4096, 1024), (4096, 2048), (4096, 4096), (4096, 8192), (4096, 16384), (1024, 32768), (256, 65536)]
@@ -25,8 +25,8 @@ INTERPRET_SHAPES = [(1, 1), (7, 3), (5, 127), (4, 300), (33, 64)]
 # For the sanitizer, after the first small check shapes (rows of at most 1025 elements): 16-bit rows of 512 packets
 # (v9 in blocks of 256 threads), 1025 (v8, and LayerNorm's v9, with a packet past the last full turn of the
 # threads) and 2048 (v9 in LayerNorm, v8 in RMSNorm), 4096 (v10 in clusters of two) and 8192 (v10 and the forward's
-# v11 in clusters of four), and 513 packets (v12's forward in blocks of 256 threads, half of them past the row's
-# end); in fp32 the same N are rows for v6/v7 and for v10's and v11's clusters.
+# v11 in clusters of four), and 513 packets (v12's forward in blocks of 256 threads of four packets, about half of
+# them past the row's end); in fp32 the same N are rows for v6/v7 and for v10's and v11's clusters.
 SANITIZE_SHAPES = [(9, 4096), (5, 8200), (3, 16384), (3, 32768), (2, 65536), (5, 4104)]
 # Spread into an Op with **SHAPES.
 # 2^31 + 1024 elements in rows of 1024, a length every step of both sides takes itself (none hands it down): a
