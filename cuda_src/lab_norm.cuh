@@ -437,26 +437,40 @@ constexpr int64_t kLeanShortestPackets = 512;
 // packets, one block.
 constexpr int lean_min_blocks(int threads, int packs) { return packs <= 2 ? 1024 / threads : 1; }
 
+// v8's and v12's launch shape: one wave of resident blocks of `threads` of `kernel`, each with a ring of rows of
+// kArrays arrays (staged_stages' slots), its shared memory set as the kernel's dynamic maximum.
+struct BlockRings {
+  int stages;
+  int64_t smem;
+  unsigned int grid;
+};
+template <typename T, int kArrays, typename Kernel>
+cudaError_t block_rings(Kernel kernel, int threads, int64_t cols, int64_t rows, BlockRings* rings) {
+  int blocks = 0;  // per multiprocessor, as far as its registers and threads go
+  if (cudaError_t err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads, 0); err != cudaSuccess)
+    return err;
+  rings->stages = staged_stages<T, kArrays>(cols, blocks);
+  rings->smem = StagedRows<T, kArrays>::bytes(rings->stages, cols);
+  if (cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             static_cast<int>(rings->smem));
+      err != cudaSuccess)
+    return err;
+  rings->grid = resident_grid(kernel, threads, static_cast<size_t>(rings->smem), rows);
+  return cudaSuccess;
+}
+
 // v8's launch, given its kernel (whose last parameters are partials, rows, cols and stages, after `args`): one wave
 // of resident blocks of `threads`, each with its ring, then the sum over their partial rows (sum_partials). Called
 // with no workspace, it only says how many floats the workspace needs.
 template <typename T, int kGrads, typename Kernel, typename Call, typename... Args>
 cudaError_t launch_staged(Kernel kernel, const Call& c, int threads, Args... args) {
-  int blocks = 0;  // per multiprocessor, as far as its registers and threads go
-  if (cudaError_t err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads, 0); err != cudaSuccess)
-    return err;
-  const int stages = staged_stages<T>(c.cols, blocks);
-  const int64_t smem = StagedRows<T>::bytes(stages, c.cols);
-  if (cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                             static_cast<int>(smem));
-      err != cudaSuccess)
-    return err;
-  const unsigned int grid = resident_grid(kernel, threads, static_cast<size_t>(smem), c.rows);
-  if (!c.workspace) return c.needs(kGrads * int64_t{grid} * c.cols);
-  kernel<<<grid, threads, static_cast<size_t>(smem), c.stream>>>(args..., c.workspace, c.rows,
-                                                                   static_cast<int>(c.cols), stages);
+  BlockRings rings;
+  if (cudaError_t err = block_rings<T, 2>(kernel, threads, c.cols, c.rows, &rings); err != cudaSuccess) return err;
+  if (!c.workspace) return c.needs(kGrads * int64_t{rings.grid} * c.cols);
+  kernel<<<rings.grid, threads, static_cast<size_t>(rings.smem), c.stream>>>(args..., c.workspace, c.rows,
+                                                                             static_cast<int>(c.cols), rings.stages);
   if (cudaError_t err = cudaGetLastError(); err != cudaSuccess) return err;
-  return sum_partials(c.workspace, grid, c.cols, c.grads(), c.stream);
+  return sum_partials(c.workspace, rings.grid, c.cols, c.grads(), c.stream);
 }
 
 // ---- v10 (v9's rows over a thread-block cluster: each block a contiguous part of every row; sm_90). -----------
@@ -578,21 +592,14 @@ cudaError_t with_ring_forward_shape(const Call& c, Launch launch, Fallback fallb
   return fallback();
 }
 
-// v12's launch, given its kernel (whose last parameters are rows, cols and the ring's stages, after `args`): one
-// wave of resident blocks of `threads`, the ring's slots shared out as v8's (staged_stages).
+// v12's launch, given its kernel (whose last parameters are rows, cols and the ring's stages, after `args`): v8's
+// shape (block_rings) for rings of x alone.
 template <typename T, typename Kernel, typename Call, typename... Args>
 cudaError_t launch_ring_forward(Kernel kernel, int threads, const Call& c, Args... args) {
-  int blocks = 0;  // per multiprocessor, as far as its registers and threads go
-  if (cudaError_t err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads, 0); err != cudaSuccess)
-    return err;
-  const int stages = staged_stages<T, 1>(c.cols, blocks);
-  const int64_t smem = StagedRows<T, 1>::bytes(stages, c.cols);
-  if (cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                             static_cast<int>(smem));
-      err != cudaSuccess)
-    return err;
-  const unsigned int grid = resident_grid(kernel, threads, static_cast<size_t>(smem), c.rows);
-  kernel<<<grid, threads, static_cast<size_t>(smem), c.stream>>>(args..., c.rows, static_cast<int>(c.cols), stages);
+  BlockRings rings;
+  if (cudaError_t err = block_rings<T, 1>(kernel, threads, c.cols, c.rows, &rings); err != cudaSuccess) return err;
+  kernel<<<rings.grid, threads, static_cast<size_t>(rings.smem), c.stream>>>(args..., c.rows,
+                                                                             static_cast<int>(c.cols), rings.stages);
   return cudaGetLastError();
 }
 

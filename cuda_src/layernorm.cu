@@ -1144,14 +1144,6 @@ cudaError_t launch_layernorm_lean_cluster_backward(lab::DType dtype, const void*
                            [](const auto& c) { return run_lean_cluster_backward(c); });
 }
 
-// ---- v11 staged forward: the forward's long rows as v10 takes the backward's (Hopper). ---------------------------
-// v4 holds a forward row of up to 8192 packets in one block and v5 the longer fp32 rows over a cluster, each with
-// the row in registers and nothing else in flight: while a block reduces a row, its multiprocessor reads nothing
-// for it. v11 takes the rows v10 takes (lab::with_lean_cluster_shape) the way v10 does: each block of a cluster of C
-// a contiguous C-th of every row of its cluster, staged in its ring by bulk copies (x alone), the row's two sums
-// (mean, then the centered squares: forward_row's arithmetic) over the block (lab::block_sum_alternating) and across
-// the cluster (lab::PushedClusterSums), then y of its part; block 0's thread 0 writes the row's mean and rstd. A
-// slot is refilled after the row's first block-wide barrier, when every thread holds its packets.
 // v11's and v12's y: this thread's packets of a staged row (rank, rank + size, ...; none at or past `cols`), the
 // row's mean and rstd applied, then the weight and bias. `w`, `b` and `yr` start at the block's first column.
 template <typename T, int kPacks>
@@ -1173,6 +1165,14 @@ __device__ __forceinline__ void store_staged_y(T* __restrict__ yr, const lab::Ro
   }
 }
 
+// ---- v11 staged forward: the forward's long rows as v10 takes the backward's (Hopper). ---------------------------
+// v4 holds a forward row of up to 8192 packets in one block and v5 the longer fp32 rows over a cluster, each with
+// the row in registers and nothing else in flight: while a block reduces a row, its multiprocessor reads nothing
+// for it. v11 takes the rows v10 takes (lab::with_lean_cluster_shape) the way v10 does: each block of a cluster of C
+// a contiguous C-th of every row of its cluster, staged in its ring by bulk copies (x alone), the row's two sums
+// (mean, then the centered squares: forward_row's arithmetic) over the block (lab::block_sum_alternating) and across
+// the cluster (lab::PushedClusterSums), then y of its part; block 0's thread 0 writes the row's mean and rstd. A
+// slot is refilled after the row's first block-wide barrier, when every thread holds its packets.
 template <typename T, int kPacks, int kThreads>
 __global__ void __launch_bounds__(kThreads) layernorm_staged_forward_kernel(
     const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ b, T* __restrict__ y,

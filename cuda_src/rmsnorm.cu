@@ -652,8 +652,6 @@ cudaError_t run_cluster_backward(const BackwardCall<T>& c) {
   return launch_cluster_rows<T, false>(c, [&] { return run_block_backward(c); });
 }
 
-// ---- v11 staged forward: the forward's long rows as v10 takes the backward's (Hopper). ---------------------------
-// layernorm.cu's v11, with RMSNorm's arithmetic (forward_row's): one sum a row, Σx², then y of the block's part.
 // v11's and v12's y: this thread's packets of a staged row (rank, rank + size, ...; none at or past `cols`), scaled
 // by the row's rstd and the weight. `w` and `yr` start at the block's first column.
 template <typename T, int kPacks>
@@ -672,6 +670,8 @@ __device__ __forceinline__ void store_staged_y(T* __restrict__ yr, const lab::Ro
   }
 }
 
+// ---- v11 staged forward: the forward's long rows as v10 takes the backward's (Hopper). ---------------------------
+// layernorm.cu's v11, with RMSNorm's arithmetic (forward_row's): one sum a row, Σx², then y of the block's part.
 template <typename T, int kPacks, int kThreads>
 __global__ void __launch_bounds__(kThreads) rmsnorm_staged_forward_kernel(
     const T* __restrict__ x, const T* __restrict__ w, T* __restrict__ y, float* __restrict__ rstd, float eps,
