@@ -21,6 +21,9 @@
 //   v7 staged_cluster  + v6's longest rows over a cluster of 8 or 16 blocks of 512 threads, each block a part of
 //               every row of its cluster staged in a ring of shared memory by bulk copies, each block's (max, sum)
 //               pair pushed into the others' shared memory (the norms' v10/v11): one read, loads in flight throughout
+//   v8 resident + few long rows held on chip across every SM at once: SMs / M blocks a row, one an SM, each its
+//               part in shared memory (one bulk copy) and registers, the parts' (max, sum) pairs merged through
+//               global memory across one grid-wide barrier (a cooperative launch): one read, no cluster to place
 //
 // Each step adds a path for the rows it is good at and hands every other shape to the step before (its launcher's
 // first line), so every row runs every shape, and the ladder at a shape shows what each step bought there.
@@ -48,10 +51,18 @@ cudaError_t launch_softmax_cluster(lab::DType dtype, const void* x, void* y, int
                                    cudaStream_t stream);
 cudaError_t launch_softmax_staged_cluster(lab::DType dtype, const void* x, void* y, int64_t rows, int64_t cols,
                                           cudaStream_t stream);
+// How many blocks cuda:resident gives each row of this x and y: 0 where it does not take them (the rows go to v7),
+// else its own path, whose blocks pass a (max, sum) pair each through `workspace` (rows · parts float2, allocated by
+// the caller).
+int64_t softmax_resident_parts(lab::DType dtype, const void* x, const void* y, int64_t rows, int64_t cols);
+cudaError_t launch_softmax_resident(lab::DType dtype, const void* x, void* y, int64_t rows, int64_t cols,
+                                    int64_t parts, void* workspace, cudaStream_t stream);
 
 #ifdef __CUDACC__
 #include <climits>
 #include <type_traits>
+
+#include <cooperative_groups.h>
 
 #include "lab_cluster.cuh"
 #include "lab_device.cuh"
@@ -753,6 +764,165 @@ cudaError_t launch_softmax_staged_cluster(lab::DType dtype, const void* x, void*
   return dispatch_softmax(dtype, x, y, rows, cols, stream, [](const auto& c) { return run_staged_cluster(c); });
 }
 
+// ---- v8 resident: few long rows held on chip across every SM at once. ------------------------------------------
+// v7 ties a row to a cluster, and the GPU places clusters unevenly: on an H200 15 clusters of 8 blocks fit at once
+// (120 SMs) and 7 of 16, so 32 rows take three or five rounds, the last with most SMs idle (results/nvidia-h200/
+// softmax-profile.md, the last two sections: SMs active 65-68% of v7's cycles). v8 asks for no placement: a row
+// gets parts = SMs / M blocks of 512 threads, every block of the grid resident at once (one an SM, which a
+// cooperative launch guarantees or refuses), each block a contiguous part of the row that stays on chip from its
+// read to its write. The part goes into shared memory by one bulk copy, up to what a block may have (227 KB on
+// Hopper), and the rest into registers, 16 packets a thread at most (128 KB a block): 32 rows of 256K fp32 (32 MB)
+// are 248 KB an SM. Each thread takes the max of its elements, then its sum of exp(x - max); the block merges its
+// threads' pairs as v7 does and stores one pair; one grid-wide barrier; then every block of a row reads the row's
+// pairs and merges them in the same order (the same bits in every block) and writes its part. One read, one write,
+// one launch, and every SM busy until its part is written; the cost is the barrier, and no loads in flight while
+// the pairs are merged.
+// Rows: those v3's block cannot hold (its rows go to v3 as before), at most SMs / 2 of them, 16-byte aligned, with
+// parts that fit; every other shape goes to v7.
+constexpr int kResidentThreads = 512;
+constexpr int kResidentHeldPacks = 16;  // packets a thread holds in registers past its block's shared memory
+constexpr int64_t kResidentHeldPackets = int64_t{kResidentThreads} * kResidentHeldPacks;
+
+template <typename T>
+__global__ void __launch_bounds__(kResidentThreads, 1)
+    softmax_resident_kernel(const T* __restrict__ x, T* __restrict__ y, float2* pairs, int64_t cols, int parts,
+                            int staged_cap) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  extern __shared__ __align__(lab::kStagedSlotAlign) unsigned char part_memory[];
+  __shared__ MaxSum warp_pairs[2][kResidentThreads / 32];
+  constexpr int kVec = lab::Packet<T>::kSize;
+  // This block's part of its row: packets first, first + 1, ..., the first `staged` of them in shared memory and
+  // the rest (`held`) in registers. A row's packets split into parts that differ by at most one.
+  const int64_t row = blockIdx.x / parts, row_packets = cols / kVec;
+  const int j = static_cast<int>(blockIdx.x % parts);
+  const int64_t base = row_packets / parts, extra = row_packets % parts;
+  const int part_packets = static_cast<int>(base + (j < extra ? 1 : 0));
+  const int64_t first = j * base + (j < extra ? j : extra);
+  const int staged = part_packets < staged_cap ? part_packets : staged_cap;
+  const int held_cols = (part_packets - staged) * kVec;
+  const T* xp = x + row * cols + first * kVec;
+  T* yp = y + row * cols + first * kVec;
+  uint64_t* landed = reinterpret_cast<uint64_t*>(part_memory);
+  const uint4* slot = reinterpret_cast<const uint4*>(part_memory + lab::kStagedSlotAlign);
+  if (threadIdx.x == 0) {
+    lab::mbarrier_init(landed, 1);
+    lab::fence_mbarrier_init();
+    lab::mbarrier_expect_bytes(landed, static_cast<unsigned>(staged) * 16u);
+    lab::bulk_load(part_memory + lab::kStagedSlotAlign, xp, static_cast<unsigned>(staged) * 16u, landed);
+  }
+  CachedRow<T, kResidentHeldPacks> held;  // -inf past the part's end, as everywhere
+  held.load(xp + int64_t{staged} * kVec, threadIdx.x, kResidentThreads, held_cols, true);
+  __syncthreads();  // the barrier is initialised before anyone waits on it
+  lab::mbarrier_wait(landed, 0);
+
+  float m = held.max();
+  for (int q = threadIdx.x; q < staged; q += kResidentThreads) {
+    CachedRow<T, 1> packet{{slot[q]}};
+    m = fmaxf(m, packet.max());
+  }
+  float s = 0.0f;
+  if (m != -INFINITY) {
+    s = held.exp_sum(m);
+    for (int q = threadIdx.x; q < staged; q += kResidentThreads) {
+      CachedRow<T, 1> packet{{slot[q]}};
+      s += packet.exp_sum(m);
+    }
+  } else {  // nothing but -inf and NaN here: the sum is NaN if a NaN is (fmaxf left it out of m), else 0
+    bool nan = held.any_nan();
+    for (int q = threadIdx.x; q < staged; q += kResidentThreads) {
+      CachedRow<T, 1> packet{{slot[q]}};
+      nan |= packet.any_nan();
+    }
+    s = nan ? NAN : 0.0f;
+  }
+  const MaxSum part_pair = lab::block_sum_alternating<kResidentThreads>(MaxSum{m, s}, warp_pairs[0]);
+  if (threadIdx.x == 0) pairs[blockIdx.x] = make_float2(part_pair.m, part_pair.s);  // blockIdx.x = row · parts + j
+  cooperative_groups::this_grid().sync();  // orders every block's pair before every read of it
+
+  // The row's pairs, one a thread (parts <= kResidentThreads), merged in the same order by every block of the row.
+  // Read past L1 (__ldcg): they were written during this kernel.
+  MaxSum row_pair{-INFINITY, 0.0f};  // adds nothing: add() leaves the other pair as it is
+  if (threadIdx.x < parts) {
+    const float2 p = __ldcg(pairs + row * parts + threadIdx.x);
+    row_pair = {p.x, p.y};
+  }
+  const MaxSum whole = lab::block_sum_alternating<kResidentThreads>(row_pair, warp_pairs[1]);
+  const float inv_sum = 1.0f / whole.s;
+  for (int q = threadIdx.x; q < staged; q += kResidentThreads) {
+    CachedRow<T, 1> packet{{slot[q]}};
+    packet.store(yp, q, 0, staged * kVec, true, whole.m, inv_sum);
+  }
+  held.store(yp + int64_t{staged} * kVec, threadIdx.x, kResidentThreads, held_cols, true, whole.m, inv_sum);
+#else
+  __trap();  // bulk copies need compute capability 9.0; the launcher never sends such a GPU here
+#endif
+}
+
+// What v8 needs of the GPU for a dtype: the packets a block's shared memory stages, 0 where v8 cannot run.
+template <typename T>
+int resident_staged_cap() {
+  if (!lab::has_clusters()) return 0;  // compute capability 9.0 on: the bulk copy
+  cudaFuncAttributes attributes;
+  if (cudaFuncGetAttributes(&attributes, softmax_resident_kernel<T>) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  const int64_t bytes = lab::device_attribute(cudaDevAttrMaxSharedMemoryPerBlockOptin) -
+                        static_cast<int64_t>(attributes.sharedSizeBytes) - lab::kStagedSlotAlign;
+  return bytes > 0 ? static_cast<int>(bytes / 16) : 0;
+}
+
+template <typename T>
+int64_t resident_parts(const SoftmaxCall<T>& c) {
+  const int64_t packets = c.packets(), sms = lab::sm_count();
+  if (!c.vec || packets <= kBlockMaxPackets || c.rows < 1 || c.rows > sms / 2) return 0;
+  const int64_t parts = sms / c.rows;
+  const int cap = resident_staged_cap<T>();
+  if (cap == 0 || parts > kResidentThreads || (packets + parts - 1) / parts > cap + kResidentHeldPackets) return 0;
+  return parts;
+}
+
+int64_t softmax_resident_parts(lab::DType dtype, const void* x, const void* y, int64_t rows, int64_t cols) {
+  int64_t parts = 0;
+  dispatch_softmax(dtype, x, const_cast<void*>(y), rows, cols, nullptr, [&](const auto& c) {
+    parts = resident_parts(c);
+    return cudaSuccess;
+  });
+  return parts;
+}
+
+// One wave: rows · parts blocks (at most one an SM), as a cooperative launch, the shared memory sized for the
+// largest part. The caller has checked the shape (softmax_resident_parts).
+template <typename T>
+cudaError_t run_resident(const SoftmaxCall<T>& c, int64_t parts, float2* pairs) {
+  const auto kernel = softmax_resident_kernel<T>;
+  const int cap = resident_staged_cap<T>();
+  const int64_t largest = (c.packets() + parts - 1) / parts;
+  const int64_t smem = lab::kStagedSlotAlign + 16 * (largest < cap ? largest : cap);
+  if (cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             static_cast<int>(smem));
+      err != cudaSuccess)
+    return err;
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(static_cast<unsigned int>(c.rows * parts));
+  config.blockDim = dim3(kResidentThreads);
+  config.dynamicSmemBytes = static_cast<size_t>(smem);
+  config.stream = c.stream;
+  cudaLaunchAttribute cooperative;
+  cooperative.id = cudaLaunchAttributeCooperative;
+  cooperative.val.cooperative = 1;
+  config.attrs = &cooperative;
+  config.numAttrs = 1;
+  return cudaLaunchKernelEx(&config, kernel, c.x, c.y, pairs, c.cols, static_cast<int>(parts), cap);
+}
+
+cudaError_t launch_softmax_resident(lab::DType dtype, const void* x, void* y, int64_t rows, int64_t cols,
+                                    int64_t parts, void* workspace, cudaStream_t stream) {
+  float2* pairs = static_cast<float2*>(workspace);
+  return dispatch_softmax(dtype, x, y, rows, cols, stream,
+                          [&](const auto& c) { return run_resident(c, parts, pairs); });
+}
+
 #else  // host half: the torch binding
 
 #include "lab_torch.h"
@@ -807,11 +977,25 @@ at::Tensor softmax_cluster(const at::Tensor& x) {
 }
 
 // v7 takes v6's rows where it can; whatever v6 would hand to v5 goes there with v5's workspace.
+cudaError_t staged_cluster_rows(lab::DType dtype, const at::Tensor& x, at::Tensor& y) {
+  if (!softmax_cluster_takes(dtype, x.size(1))) return split_rows(dtype, x, y);
+  return launch_softmax_staged_cluster(dtype, x.const_data_ptr(), y.mutable_data_ptr(), x.size(0), x.size(1),
+                                       lab::current_stream());
+}
+
 at::Tensor softmax_staged_cluster(const at::Tensor& x) {
-  return softmax_rows(x, "staged_cluster", [](lab::DType dtype, const at::Tensor& x, at::Tensor& y) {
-    if (!softmax_cluster_takes(dtype, x.size(1))) return split_rows(dtype, x, y);
-    return launch_softmax_staged_cluster(dtype, x.const_data_ptr(), y.mutable_data_ptr(), x.size(0), x.size(1),
-                                         lab::current_stream());
+  return softmax_rows(x, "staged_cluster", staged_cluster_rows);
+}
+
+// v8 allocates its blocks' (max, sum) pairs where it takes the rows, and hands the others to v7.
+at::Tensor softmax_resident(const at::Tensor& x) {
+  return softmax_rows(x, "resident", [](lab::DType dtype, const at::Tensor& x, at::Tensor& y) {
+    const int64_t rows = x.size(0), cols = x.size(1);
+    const int64_t parts = softmax_resident_parts(dtype, x.const_data_ptr(), y.const_data_ptr(), rows, cols);
+    if (parts == 0) return staged_cluster_rows(dtype, x, y);
+    at::Tensor pairs = at::empty({rows * parts * 2}, x.options().dtype(at::kFloat));
+    return launch_softmax_resident(dtype, x.const_data_ptr(), y.mutable_data_ptr(), rows, cols, parts,
+                                   pairs.mutable_data_ptr(), lab::current_stream());
   });
 }
 
@@ -823,6 +1007,7 @@ TORCH_LIBRARY(lab_softmax, m) {
   m.def("split(Tensor x) -> Tensor");
   m.def("cluster(Tensor x) -> Tensor");
   m.def("staged_cluster(Tensor x) -> Tensor");
+  m.def("resident(Tensor x) -> Tensor");
 }
 
 TORCH_LIBRARY_IMPL(lab_softmax, CUDA, m) {
@@ -833,6 +1018,7 @@ TORCH_LIBRARY_IMPL(lab_softmax, CUDA, m) {
   m.impl("split", &softmax_split);
   m.impl("cluster", &softmax_cluster);
   m.impl("staged_cluster", &softmax_staged_cluster);
+  m.impl("resident", &softmax_resident);
 }
 
 #endif

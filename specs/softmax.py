@@ -146,7 +146,9 @@ OP = Op(
     check_shapes=[(48, 12000), (3, 70000), (300, 65600), (33, 1000), (1, 1), (7, 3), (5, 127), (1024, 1024),
                   (64, 4097), (16, 32768), (3, 32769), (3, 40000), (8, 70000), (4, 262144), (5, 20002)],
     # The last two: rows too long to hold and too few to fill the GPU; 4 rows of 4M elements are past what a
-    # cluster holds (v6 hands them to v5, Triton's tuned row splits them too).
+    # cluster holds (v6 hands them to v5, Triton's tuned row splits them too). cuda:resident holds both whole on
+    # chip but 4 x 4M in fp32, its parts past shared memory in registers too (fp32 32 x 256K, 16-bit 4 x 4M, whose
+    # parts differ by a packet).
     bench_shapes=[(4096, 256), (4096, 1024), (4096, 4096), (4096, 8192), (4096, 16384), (4096, 32768),
                   (32, 262144), (4, 4000000)],
     quick_bench_shapes=[(4096, 1024), (32, 262144)],
@@ -158,7 +160,8 @@ OP = Op(
                     "inf and nan": inf_and_nan, "subnormals": subnormals},
     # 2^31 + 1024 elements in rows that every implementation takes (N <= 65536): row · N overflows 32 bits.
     index_overflow_shape=(2**21 + 1, 1024),
-    # cuda:staged_cluster's clusters of 8 (16-bit) and 16 blocks (fp32), within racecheck's size cap.
+    # cuda:staged_cluster's clusters of 8 (16-bit) and 16 blocks (fp32), and cuda:resident's parts (66 a row on
+    # 132 SMs, in shared memory), within racecheck's size cap.
     sanitize_shapes=[(2, 262144)],
     dtypes=(torch.float32, torch.float16, torch.bfloat16),
     # From the arithmetic (and held to it by every row's checks, results/<gpu>/softmax.md):

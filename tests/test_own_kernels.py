@@ -32,12 +32,17 @@ CASES = [
     ("softmax", "cuda:staged_cluster", "softmax_staged_cluster_kernel", torch.bfloat16, (32, 262144)),  # 8
     ("softmax", "cuda:staged_cluster", "softmax_staged_cluster_kernel", torch.float16, (5, 139264)),  # 8 of 2176
     ("softmax", "cuda:staged_cluster", "softmax_cluster_kernel", torch.bfloat16, (64, 131072)),  # four parts: v6's
+    ("softmax", "cuda:resident", "softmax_resident_kernel", torch.float32, (32, 262144)),  # parts in registers too
+    ("softmax", "cuda:resident", "softmax_resident_kernel", torch.bfloat16, (4, 4000000)),  # uneven parts
+    ("softmax", "cuda:resident", "softmax_resident_kernel", torch.float16, (3, 70000)),
+    ("softmax", "cuda:resident", "softmax_split_stats_kernel", torch.float32, (4, 4000000)),  # too big: v5's
+    ("softmax", "cuda:resident", "softmax_block_kernel", torch.float32, (3, 32768)),  # v3 holds the row
     ("softmax", "triton:packed", "softmax_packed_kernel", torch.bfloat16, (4096, 32768)),
     ("softmax", "triton:packed", "softmax_packed_kernel", torch.float16, (5, 20002)),
 ]
-# Steps that take their own path only where the GPU runs thread-block clusters (compute capability 9.0 on), and
-# hand every input to the step before elsewhere.
-NEEDS_CLUSTERS = {("softmax", "cuda:cluster"), ("softmax", "cuda:staged_cluster")}
+# Steps that take their own path only where the GPU runs thread-block clusters and bulk copies (compute capability
+# 9.0 on), and hand every input to the step before elsewhere.
+NEEDS_CLUSTERS = {("softmax", "cuda:cluster"), ("softmax", "cuda:staged_cluster"), ("softmax", "cuda:resident")}
 
 
 @pytest.mark.gpu
