@@ -782,6 +782,7 @@ cudaError_t launch_softmax_staged_cluster(lab::DType dtype, const void* x, void*
 constexpr int kResidentThreads = 512;
 constexpr int kResidentHeldPacks = 16;  // packets a thread holds in registers past its block's shared memory
 constexpr int64_t kResidentHeldPackets = int64_t{kResidentThreads} * kResidentHeldPacks;
+constexpr int kResidentCopyPackets = 4096;  // 64 KB a bulk copy
 
 template <typename T>
 __global__ void __launch_bounds__(kResidentThreads, 1)
@@ -808,7 +809,11 @@ __global__ void __launch_bounds__(kResidentThreads, 1)
     lab::mbarrier_init(landed, 1);
     lab::fence_mbarrier_init();
     lab::mbarrier_expect_bytes(landed, static_cast<unsigned>(staged) * 16u);
-    lab::bulk_load(part_memory + lab::kStagedSlotAlign, xp, static_cast<unsigned>(staged) * 16u, landed);
+    for (int q = 0; q < staged; q += kResidentCopyPackets) {  // copies of the size v7's are, all on one barrier
+      const int packets = staged - q < kResidentCopyPackets ? staged - q : kResidentCopyPackets;
+      lab::bulk_load(part_memory + lab::kStagedSlotAlign + int64_t{q} * 16, xp + int64_t{q} * kVec,
+                     static_cast<unsigned>(packets) * 16u, landed);
+    }
   }
   CachedRow<T, kResidentHeldPacks> held;  // -inf past the part's end, as everywhere
   held.load(xp + int64_t{staged} * kVec, threadIdx.x, kResidentThreads, held_cols, true);
