@@ -190,8 +190,9 @@ OP = Op(
     unsupported_shapes={"triton:basic": lambda shape: shape[1] > 65536, "triton:tiled": lambda shape: shape[1] > 65536},
     # Where the steps differ: N = 1024 is the longest fp32 row a warp holds (v2 against v1); N = 32768 the longest a
     # block holds (v3 against v1 and v2, which hands it to v1; fp32, and fp16 with twice the elements per register);
-    # 32 rows of 256K are too long to hold and too few to fill the GPU (v4 against v1, v5 against v4). In Triton, the
+    # 32 rows of 256K are too long to hold and too few to fill the GPU (v4 against v1, v5 against v4; v6-v8 hold
+    # them on chip, v8 in fp32 partly in registers; in bf16 v7's clusters are of 8 blocks, not 16). In Triton, the
     # fp16 row of 32K is where v5 (rows kept as words) differs from v2.
     ladder_cells=[(torch.float32, (4096, 1024)), (torch.float32, (4096, 32768)), (torch.float16, (4096, 32768)),
-                  (torch.float32, (32, 262144))],
+                  (torch.float32, (32, 262144)), (torch.bfloat16, (32, 262144))],
 )
