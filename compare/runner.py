@@ -481,7 +481,7 @@ def run_row(pool, op: Op, impl: discover.Impl, options: Options, timed: list, be
         _judge(out)
         if options.capture and gpu and impl.backend == "torch" and impl.variant.startswith("compile"):
             with clock("capture"), _gate.shared():
-                _capture(pool, op, impl, dtypes, device, options, out)
+                _capture(pool, op, impl, dtypes, device, options, out, timed)
         accounting_due = False
         if options.time and gpu and out.status.status == Status.OK:  # a wrong kernel's speed means nothing
             if before_timing is not None:
@@ -700,14 +700,16 @@ def _judge(out: RowOutcome) -> None:
                                                       f"{first.shape} ({first.inputs}): {first.message}")
 
 
-def _capture(pool, op: Op, impl, dtypes, device, options: Options, out: RowOutcome) -> None:
+def _capture(pool, op: Op, impl, dtypes, device, options: Options, out: RowOutcome, timed: list) -> None:
+    """The code torch.compile generates at the run's first timed shape (the op's first bench shape, or the first
+    of --sizes: a run of one size shows what inductor made of that size)."""
     mode = impl.variant.removeprefix("compile").removeprefix("-") or "default"
+    shape = timed[0] if timed else op.bench_shapes[0]  # torch rows take every shape
     for dtype in dtypes:
-        shape = op.bench_shapes[0]  # torch rows take every shape
         inputs = check.make_inputs(op, shape, dtype, device, options.seed)
         try:
-            out.captures.append(_call(pool, impl, "capture_compiled", dtype, shape, inputs, mode, schedule.dtype_name(dtype),
-                                      op.describe_shape(shape)))
+            out.captures.append(_call(pool, impl, "capture_compiled", dtype, shape, inputs, mode,
+                                      schedule.dtype_name(dtype), op.describe_shape(shape)))
         except RowFailure as failure:
             out.status = RowStatus(impl.name, Status.ERROR, f"capture failed: {failure.message}")
 

@@ -141,3 +141,15 @@ def test_the_machine_is_described_with_one_round_of_subprocesses_per_process(mon
     asked = len(calls)
     assert "git" in calls  # and nvcc and nvidia-smi where present
     assert env.describe() == first and len(calls) == asked
+
+
+@pytest.mark.parametrize("timed,expected", [([(1 << 16,), (1 << 20,)], (1 << 16,)), ([], None)])
+def test_torch_compile_code_is_captured_at_the_first_timed_shape(monkeypatch, timed, expected):
+    """`--sizes 4096x16384` shows what inductor made of that size; with nothing timed, the op's first bench shape."""
+    op = discover.load_op("gelu")
+    impl = next(i for i in discover.implementations(op) if i.name == "torch:compile")
+    shapes = []
+    monkeypatch.setattr(runner, "_call", lambda pool, impl, method, dtype, shape, *rest: shapes.append(shape))
+    out = runner.RowOutcome(status=runner.RowStatus(impl.name, "ok"))
+    runner._capture(None, op, impl, [torch.float32], torch.device("cpu"), runner.Options(), out, timed)
+    assert shapes == [expected or tuple(op.bench_shapes[0])]
