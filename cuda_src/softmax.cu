@@ -22,7 +22,7 @@
 //               every row of its cluster staged in a ring of shared memory by bulk copies, each block's (max, sum)
 //               pair pushed into the others' shared memory (the norms' v10/v11): one read, loads in flight throughout
 //   v8 resident + few long rows held on chip across every SM at once: SMs / M blocks a row, one an SM, each its
-//               part in shared memory (one bulk copy) and registers, the parts' (max, sum) pairs merged through
+//               part in shared memory (bulk copies) and registers, the parts' (max, sum) pairs merged through
 //               global memory across one grid-wide barrier (a cooperative launch): one read, no cluster to place
 //
 // Each step adds a path for the rows it is good at and hands every other shape to the step before (its launcher's
@@ -770,7 +770,7 @@ cudaError_t launch_softmax_staged_cluster(lab::DType dtype, const void* x, void*
 // softmax-profile.md, the last two sections: SMs active 65-68% of v7's cycles). v8 asks for no placement: a row
 // gets parts = SMs / M blocks of 512 threads, every block of the grid resident at once (one an SM, which a
 // cooperative launch guarantees or refuses), each block a contiguous part of the row that stays on chip from its
-// read to its write. The part goes into shared memory by one bulk copy, up to what a block may have (227 KB on
+// read to its write. The part goes into shared memory by bulk copies, up to what a block may have (227 KB on
 // Hopper), and the rest into registers, 16 packets a thread at most (128 KB a block): 32 rows of 256K fp32 (32 MB)
 // are 248 KB an SM. Each thread takes the max of its elements, then its sum of exp(x - max); the block merges its
 // threads' pairs as v7 does and stores one pair; one grid-wide barrier; then every block of a row reads the row's
