@@ -13,6 +13,8 @@ Steps (each one a row, triton:<name>; measured figures: results/<gpu>/rmsnorm.md
               kernel and its dx written by a second (the row read twice; the forward is v2's)
   v5 direct   + every launch without Triton's per-call Python: v4's forward and backward through
               triton_src.launcher (layernorm.py's v6), the host's time per call cut, the GPU's work the same
+  v6 reread   + forward rows past 16K: v1's tiles again, held by many small programs instead of one large one,
+              the row's second read served by L2 (layernorm.py's v7)
 
 triton_src/layernorm.py without the mean and the bias: one statistic per row, so v1's forward reads the row twice,
 not three times, and the backward reduces one gradient across rows, not two. What the two files share is
@@ -30,9 +32,9 @@ from compare.spec import backward, variant
 from compare.validate import InputError, check_inputs
 from triton_src import as_written
 from triton_src.layernorm import (MAX_FUSED_BACKWARD_COLS, MAX_FUSED_COLS, MAX_PREFETCH_COLS, PREFETCH_VALUES,
-                                  SPLIT_AFTER_COLS, SPLIT_COLS, SPLIT_WARPS, WARP_CONFIGS, fused_backward_programs,
-                                  fused_tile, load_tile, partial_sums, sm_count, split_programs, sum_partials,
-                                  warps_worth_trying)
+                                  REREAD_AFTER_COLS, REREAD_CONFIGS, SPLIT_AFTER_COLS, SPLIT_COLS, SPLIT_WARPS,
+                                  WARP_CONFIGS, fused_backward_programs, fused_tile, load_tile, partial_sums, sm_count,
+                                  split_programs, sum_partials, warps_worth_trying)
 
 EPS = 1e-6  # the spec's (specs/rmsnorm.py)
 
@@ -311,5 +313,47 @@ def direct(x: torch.Tensor, weight: torch.Tensor):
 
 @backward("direct")
 def direct_backward(dy, x, weight, rstd):
+    _check(x, weight, grad=dy)
+    return _split_backward(dy, x, weight, rstd, triton_src.launcher)
+
+
+# ---- reread: long rows in tiles again, the second read from L2 (layernorm.py's v7 says why). ---------------------
+# One statistic, Σx², so the first pass only adds squares: no per-tile merge.
+@triton.autotune(configs=REREAD_CONFIGS, key=["m", "n"])
+@triton.jit
+def rmsnorm_reread_kernel(x_ptr, w_ptr, y_ptr, rstd_ptr, m, n, eps, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    tiles = tl.cdiv(n, BLOCK)
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for t in range(0, tiles):
+        x = load_tile(x_ptr, row, n, t * BLOCK, BLOCK, "evict_last")[0]
+        acc += x * x
+    rstd = 1.0 / tl.sqrt(tl.sum(acc, axis=0) / n + eps)
+    for t in range(0, tiles):
+        start = (tiles - 1 - t) * BLOCK  # newest first
+        x, cols, mask = load_tile(x_ptr, row, n, start, BLOCK, "evict_first")
+        w = load_tile(w_ptr, 0, n, start, BLOCK, "evict_last")[0]
+        tl.store(y_ptr + row * n + cols, (x * rstd * w).to(y_ptr.dtype.element_ty), mask=mask)
+    tl.store(rstd_ptr + row, rstd)
+
+
+def _reread(x, weight, via=as_written):
+    m, n = x.shape
+    if n <= REREAD_AFTER_COLS or not m:
+        return _fused(x, weight, via)
+    y = torch.empty_like(x)
+    rstd = torch.empty(m, device=x.device, dtype=torch.float32)
+    via(rmsnorm_reread_kernel)[(m,)](x, weight, y, rstd, m, n, EPS)
+    return y, rstd
+
+
+@variant("reread")
+def reread(x: torch.Tensor, weight: torch.Tensor):
+    _check(x, weight)
+    return _reread(x, weight, triton_src.launcher)
+
+
+@backward("reread")
+def reread_backward(dy, x, weight, rstd):
     _check(x, weight, grad=dy)
     return _split_backward(dy, x, weight, rstd, triton_src.launcher)
