@@ -48,9 +48,18 @@ def randn(shape, dtype, device, generator, scale=1.0, offset=0.0):
     return (torch.randn(shape, device=device, generator=generator, dtype=torch.float32) * scale + offset).to(dtype)
 
 
+# How far from zero every weight and bias element is kept. At N = 1 LayerNorm's output is its bias alone and
+# RMSNorm's ± its weight: an element near zero would let an all-zeros output pass, and the check refuses such a case
+# as degenerate (a bf16 bias of 1e-4 was drawn for one row's check after timing).
+PARAM_GAP = 0.125
+
+
 def params(n, dtype, device, generator):
-    """A weight around 1 and a bias around 0, each with a spread: a kernel that skips either, or swaps them, fails."""
-    return randn((n,), dtype, device, generator, 0.5, 1.0), randn((n,), dtype, device, generator, 0.5)
+    """A weight around 1 and a bias around 0, each with a spread and never within PARAM_GAP of zero: a kernel that
+    skips either, or swaps them, fails."""
+    weight = randn((n,), torch.float32, device, generator, 0.5, 1.0)
+    bias = randn((n,), torch.float32, device, generator, 0.5)
+    return tuple((p + PARAM_GAP * torch.sign(p)).to(dtype) for p in (weight, bias))
 
 
 def inputs_with_params(params_count: int):

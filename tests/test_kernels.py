@@ -87,25 +87,27 @@ def test_layernorm_occupancy_step_matches_reference_on_its_own_rows(op_name, dev
         assert r.ok, f"{impl.name} {r.dtype} {r.shape} {r.inputs}: {r.status}: {r.message}"
 
 
-# The norms' triton:reread takes forward rows past REREAD_AFTER_COLS only, longer than the interpreter's shapes: its
-# own path (tiles, a mean merged tile by tile, the second pass newest tile first) is checked here at an odd N whose
-# last tile is short, a row of exactly two tiles and rows far from zero, forward and forward + backward.
+# The norms' triton:reread and triton:newest_first take forward rows past REREAD_AFTER_COLS only, longer than the
+# interpreter's shapes: their own path (tiles, a mean merged tile by tile, the second pass from either end) is
+# checked here at an odd N whose last tile is short, a power of two and rows far from zero, forward and
+# forward + backward.
 REREAD_CASES = [(torch.float32, (3, 20001), "random"), (torch.float16, (2, 32768), "random"),
                 (torch.float32, (2, 40000), "large offset")]
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("impl_name", ["triton:reread", "triton:newest_first"])
 @pytest.mark.parametrize("op_name", ["layernorm", "rmsnorm", "layernorm-fwd-bwd"])
-def test_norm_reread_step_matches_reference_on_its_own_rows(op_name, device, monkeypatch):
+def test_norm_reread_step_matches_reference_on_its_own_rows(op_name, impl_name, device, monkeypatch):
     import importlib
 
     norm = importlib.import_module(f"triton_src.{discover.base_name(op_name).split('-')[0]}")
     op = discover.load_op(op_name)
-    impl = next(i for i in discover.implementations(op) if i.name == "triton:reread")
+    impl = next(i for i in discover.implementations(op) if i.name == impl_name)
     worker._use_interpreter_autotune_stub(impl)
     fn = impl.load()
     handed_down = "_occupancy" if hasattr(norm, "_occupancy") else "_fused"
-    monkeypatch.setattr(norm, handed_down, lambda *a: pytest.fail("triton:reread handed its own rows down"))
+    monkeypatch.setattr(norm, handed_down, lambda *a: pytest.fail(f"{impl_name} handed its own rows down"))
     for dtype, shape, inputs in REREAD_CASES:
         r = check.check_case(op, impl.name, fn, dtype, shape, device, 0, inputs)
         assert r.ok, f"{impl.name} {r.dtype} {r.shape} {r.inputs}: {r.status}: {r.message}"

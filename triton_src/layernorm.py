@@ -16,8 +16,9 @@ Steps (each one a row, triton:<name>; measured figures: results/<gpu>/layernorm.
               multiprocessor: one program's loads in flight while the other reduces (the backward is v4's)
   v6 direct   + every launch without Triton's per-call Python: v5's forward and backward through
               triton_src.launcher (triton_src/softmax.py's v6), the host's time per call cut, the GPU's work the same
-  v7 reread   + forward rows past 16K: v1's tiles again, held by many small programs instead of one large one, the
-              statistics merged tile by tile, the row's second read served by L2 (eviction hints, newest tile first)
+  v7 reread   + long forward rows: v1's tiles again, held by many small programs instead of one large one, the
+              statistics merged tile by tile, the row's second read served by L2 (eviction hints)
+  v8 newest_first  + the second pass from the row's end, where L2 holds the row's most recent tiles
 
 As in cuda_src/layernorm.cu, each step takes the rows it adds a path for and hands every other shape to the step
 before, so each row runs every shape (rows longer than v2 holds go to v1, whose tiles take any N).
@@ -51,12 +52,19 @@ def _tile(n: int) -> int:
 
 
 @triton.jit
-def load_tile(ptr, row, n, start, BLOCK: tl.constexpr, EVICT: tl.constexpr = ""):
+def load_tile_hinted(ptr, row, n, start, BLOCK: tl.constexpr, EVICT: tl.constexpr):
     """Elements start .. start + BLOCK of row `row` of a row-major (M, n) tensor (row 0 of a vector), widened to
-    fp32 and 0 past the row's end, with their columns and mask. EVICT: the L2 eviction hint of the loads (v7)."""
+    fp32 and 0 past the row's end, with their columns and mask; EVICT is the loads' L2 eviction hint ("": none)."""
     cols = start + tl.arange(0, BLOCK)
     mask = cols < n
     return tl.load(ptr + row * n + cols, mask=mask, other=0.0, eviction_policy=EVICT).to(tl.float32), cols, mask
+
+
+@triton.jit
+def load_tile(ptr, row, n, start, BLOCK: tl.constexpr):
+    """load_tile_hinted without a hint. (A string default of a jit function's parameter reaches the compiler as a
+    str, not a constexpr, and fails to compile on Triton 3.6; the interpreter takes it.)"""
+    return load_tile_hinted(ptr, row, n, start, BLOCK, "")
 
 
 @triton.jit
@@ -600,8 +608,6 @@ def direct_backward(dy, x, weight, bias, mean, rstd):
 #     passes on rows far from zero (specs/_norm.py, "large offset") and reads the row once, not twice;
 #   - the first read's loads hint evict_last, the second's evict_first: the row stays in L2 between its reads and
 #     leaves it once written;
-#   - the second pass walks the tiles newest first: what L2 evicts first is the oldest, so a row of which L2 keeps
-#     only a part (a few hundred 64K fp32 rows in flight are more than L2 holds) is re-read from its recent end;
 #   - the tile and the warps autotuned per (M, N, dtype) among REREAD_CONFIGS (8 to 16 values of a tile a thread).
 # Rows up to REREAD_AFTER_COLS go to v6, launched the same way (triton_src.launcher).
 REREAD_AFTER_COLS = 4096
@@ -609,15 +615,24 @@ REREAD_CONFIGS = [triton.Config({"BLOCK": block}, num_warps=warps)
                   for block, warps in ((2048, 8), (4096, 8), (4096, 16), (8192, 16), (8192, 32), (16384, 32))]
 
 
+@triton.jit
+def reread_tile_start(t, tiles, BLOCK: tl.constexpr, NEWEST_FIRST: tl.constexpr):
+    """The first column of the second pass's t-th tile: from the row's start, or (v8) from its end."""
+    if NEWEST_FIRST:
+        return (tiles - 1 - t) * BLOCK
+    return t * BLOCK
+
+
 @triton.autotune(configs=REREAD_CONFIGS, key=["m", "n"])
 @triton.jit
-def layernorm_reread_kernel(x_ptr, w_ptr, b_ptr, y_ptr, mean_ptr, rstd_ptr, m, n, eps, BLOCK: tl.constexpr):
+def layernorm_reread_kernel(x_ptr, w_ptr, b_ptr, y_ptr, mean_ptr, rstd_ptr, m, n, eps, BLOCK: tl.constexpr,
+                            NEWEST_FIRST: tl.constexpr):
     row = tl.program_id(0).to(tl.int64)
     tiles = tl.cdiv(n, BLOCK)
     mean = 0.0
     m2 = 0.0  # Σ (x - mean)² over the tiles seen
     for t in range(0, tiles):
-        x, cols, mask = load_tile(x_ptr, row, n, t * BLOCK, BLOCK, "evict_last")
+        x, cols, mask = load_tile_hinted(x_ptr, row, n, t * BLOCK, BLOCK, "evict_last")
         seen = t * BLOCK * 1.0
         count = tl.minimum(n - t * BLOCK, BLOCK) * 1.0
         tile_mean = tl.sum(x, axis=0) / count
@@ -627,22 +642,22 @@ def layernorm_reread_kernel(x_ptr, w_ptr, b_ptr, y_ptr, mean_ptr, rstd_ptr, m, n
         m2 += tl.sum(d * d, axis=0) + delta * delta * (seen * count / (seen + count))
     rstd = 1.0 / tl.sqrt(m2 / n + eps)
     for t in range(0, tiles):
-        start = (tiles - 1 - t) * BLOCK  # newest first
-        x, cols, mask = load_tile(x_ptr, row, n, start, BLOCK, "evict_first")
-        w = load_tile(w_ptr, 0, n, start, BLOCK, "evict_last")[0]
-        b = load_tile(b_ptr, 0, n, start, BLOCK, "evict_last")[0]
+        start = reread_tile_start(t, tiles, BLOCK, NEWEST_FIRST)
+        x, cols, mask = load_tile_hinted(x_ptr, row, n, start, BLOCK, "evict_first")
+        w = load_tile_hinted(w_ptr, 0, n, start, BLOCK, "evict_last")[0]
+        b = load_tile_hinted(b_ptr, 0, n, start, BLOCK, "evict_last")[0]
         tl.store(y_ptr + row * n + cols, ((x - mean) * rstd * w + b).to(y_ptr.dtype.element_ty), mask=mask)
     tl.store(mean_ptr + row, mean)
     tl.store(rstd_ptr + row, rstd)
 
 
-def _reread(x, weight, bias, via=as_written):
+def _reread(x, weight, bias, via=as_written, newest_first=False):
     m, n = x.shape
     if n <= REREAD_AFTER_COLS or not m:
         return _occupancy(x, weight, bias, via)
     y = torch.empty_like(x)
     mean, rstd = row_statistics(m, x.device, 2)
-    via(layernorm_reread_kernel)[(m,)](x, weight, bias, y, mean, rstd, m, n, EPS)
+    via(layernorm_reread_kernel)[(m,)](x, weight, bias, y, mean, rstd, m, n, EPS, NEWEST_FIRST=newest_first)
     return y, mean, rstd
 
 
@@ -654,5 +669,22 @@ def reread(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor):
 
 @backward("reread")
 def reread_backward(dy, x, weight, bias, mean, rstd):
+    _check(x, weight, ("bias", bias), grad=dy)
+    return _split_backward(dy, x, weight, bias, mean, rstd, triton_src.launcher)
+
+
+# ---- newest_first: v7, its second pass from the row's end. ---------------------------------------------------------
+# v7's second pass re-reads a row from its start, the part read longest ago: where more rows are in flight than L2
+# holds (a few hundred 64K fp32 rows, 256 KB each, against the H200's 50 MB), L2 has evicted the row's oldest tiles
+# first. v8 walks the second pass from the row's end, its most recent tiles, so what L2 still holds of the row is
+# read before it is evicted. Everything else is v7's.
+@variant("newest_first")
+def newest_first(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor):
+    _check(x, weight, ("bias", bias))
+    return _reread(x, weight, bias, triton_src.launcher, newest_first=True)
+
+
+@backward("newest_first")
+def newest_first_backward(dy, x, weight, bias, mean, rstd):
     _check(x, weight, ("bias", bias), grad=dy)
     return _split_backward(dy, x, weight, bias, mean, rstd, triton_src.launcher)

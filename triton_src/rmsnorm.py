@@ -13,8 +13,9 @@ Steps (each one a row, triton:<name>; measured figures: results/<gpu>/rmsnorm.md
               kernel and its dx written by a second (the row read twice; the forward is v2's)
   v5 direct   + every launch without Triton's per-call Python: v4's forward and backward through
               triton_src.launcher (layernorm.py's v6), the host's time per call cut, the GPU's work the same
-  v6 reread   + forward rows past 16K: v1's tiles again, held by many small programs instead of one large one,
-              the row's second read served by L2 (layernorm.py's v7)
+  v6 reread   + long forward rows: v1's tiles again, held by many small programs instead of one large one, the
+              row's second read served by L2 (layernorm.py's v7)
+  v7 newest_first  + the second pass from the row's end (layernorm.py's v8)
 
 triton_src/layernorm.py without the mean and the bias: one statistic per row, so v1's forward reads the row twice,
 not three times, and the backward reduces one gradient across rows, not two. What the two files share is
@@ -33,8 +34,9 @@ from compare.validate import InputError, check_inputs
 from triton_src import as_written
 from triton_src.layernorm import (MAX_FUSED_BACKWARD_COLS, MAX_FUSED_COLS, MAX_PREFETCH_COLS, PREFETCH_VALUES,
                                   REREAD_AFTER_COLS, REREAD_CONFIGS, SPLIT_AFTER_COLS, SPLIT_COLS, SPLIT_WARPS,
-                                  WARP_CONFIGS, fused_backward_programs, fused_tile, load_tile, partial_sums, sm_count,
-                                  split_programs, sum_partials, warps_worth_trying)
+                                  WARP_CONFIGS, fused_backward_programs, fused_tile, load_tile, load_tile_hinted,
+                                  partial_sums, reread_tile_start, sm_count, split_programs, sum_partials,
+                                  warps_worth_trying)
 
 EPS = 1e-6  # the spec's (specs/rmsnorm.py)
 
@@ -321,29 +323,29 @@ def direct_backward(dy, x, weight, rstd):
 # One statistic, Σx², so the first pass only adds squares: no per-tile merge.
 @triton.autotune(configs=REREAD_CONFIGS, key=["m", "n"])
 @triton.jit
-def rmsnorm_reread_kernel(x_ptr, w_ptr, y_ptr, rstd_ptr, m, n, eps, BLOCK: tl.constexpr):
+def rmsnorm_reread_kernel(x_ptr, w_ptr, y_ptr, rstd_ptr, m, n, eps, BLOCK: tl.constexpr, NEWEST_FIRST: tl.constexpr):
     row = tl.program_id(0).to(tl.int64)
     tiles = tl.cdiv(n, BLOCK)
     acc = tl.zeros([BLOCK], dtype=tl.float32)
     for t in range(0, tiles):
-        x = load_tile(x_ptr, row, n, t * BLOCK, BLOCK, "evict_last")[0]
+        x = load_tile_hinted(x_ptr, row, n, t * BLOCK, BLOCK, "evict_last")[0]
         acc += x * x
     rstd = 1.0 / tl.sqrt(tl.sum(acc, axis=0) / n + eps)
     for t in range(0, tiles):
-        start = (tiles - 1 - t) * BLOCK  # newest first
-        x, cols, mask = load_tile(x_ptr, row, n, start, BLOCK, "evict_first")
-        w = load_tile(w_ptr, 0, n, start, BLOCK, "evict_last")[0]
+        start = reread_tile_start(t, tiles, BLOCK, NEWEST_FIRST)
+        x, cols, mask = load_tile_hinted(x_ptr, row, n, start, BLOCK, "evict_first")
+        w = load_tile_hinted(w_ptr, 0, n, start, BLOCK, "evict_last")[0]
         tl.store(y_ptr + row * n + cols, (x * rstd * w).to(y_ptr.dtype.element_ty), mask=mask)
     tl.store(rstd_ptr + row, rstd)
 
 
-def _reread(x, weight, via=as_written):
+def _reread(x, weight, via=as_written, newest_first=False):
     m, n = x.shape
     if n <= REREAD_AFTER_COLS or not m:
         return _fused(x, weight, via)
     y = torch.empty_like(x)
     rstd = torch.empty(m, device=x.device, dtype=torch.float32)
-    via(rmsnorm_reread_kernel)[(m,)](x, weight, y, rstd, m, n, EPS)
+    via(rmsnorm_reread_kernel)[(m,)](x, weight, y, rstd, m, n, EPS, NEWEST_FIRST=newest_first)
     return y, rstd
 
 
@@ -355,5 +357,18 @@ def reread(x: torch.Tensor, weight: torch.Tensor):
 
 @backward("reread")
 def reread_backward(dy, x, weight, rstd):
+    _check(x, weight, grad=dy)
+    return _split_backward(dy, x, weight, rstd, triton_src.launcher)
+
+
+# ---- newest_first: v6, its second pass from the row's end (layernorm.py's v8). ---------------------------------
+@variant("newest_first")
+def newest_first(x: torch.Tensor, weight: torch.Tensor):
+    _check(x, weight)
+    return _reread(x, weight, triton_src.launcher, newest_first=True)
+
+
+@backward("newest_first")
+def newest_first_backward(dy, x, weight, rstd):
     _check(x, weight, grad=dy)
     return _split_backward(dy, x, weight, rstd, triton_src.launcher)
