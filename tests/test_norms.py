@@ -297,6 +297,7 @@ def _assert_bulk_copy_step_kernel(norm, step, dtype, shape, kernel, forward=Fals
     ("layernorm", "triton:reread", "layernorm_reread_kernel"),
     ("rmsnorm", "triton:reread", "rmsnorm_reread_kernel"),
     ("layernorm", "triton:newest_first", "layernorm_reread_kernel"),
+    ("rmsnorm", "triton:persistent", "rmsnorm_reread_kernel"),
 ])
 @pytest.mark.parametrize("dtype,shape", [(torch.float32, (64, 20000)), (torch.bfloat16, (64, 65536)),
                                          (torch.float32, (8, 40000))])

@@ -19,6 +19,7 @@ Steps (each one a row, triton:<name>; measured figures: results/<gpu>/layernorm.
   v7 reread   + long forward rows: v1's tiles again, held by many small programs instead of one large one, the
               statistics merged tile by tile, the row's second read served by L2 (eviction hints)
   v8 newest_first  + the second pass from the row's end, where L2 holds the row's most recent tiles
+  v9 persistent  + one program a multiprocessor taking rows in turn: no more rows between their reads than L2 holds
 
 As in cuda_src/layernorm.cu, each step takes the rows it adds a path for and hands every other shape to the step
 before, so each row runs every shape (rows longer than v2 holds go to v1, whose tiles take any N).
@@ -610,7 +611,7 @@ def direct_backward(dy, x, weight, bias, mean, rstd):
 #     leaves it once written;
 #   - the tile and the warps autotuned per (M, N, dtype) among REREAD_CONFIGS (8 to 16 values of a tile a thread).
 # Rows up to REREAD_AFTER_COLS go to v6, launched the same way (triton_src.launcher).
-REREAD_AFTER_COLS = 4096
+REREAD_AFTER_COLS = 16384
 REREAD_CONFIGS = [triton.Config({"BLOCK": block}, num_warps=warps)
                   for block, warps in ((2048, 8), (4096, 8), (4096, 16), (8192, 16), (8192, 32), (16384, 32))]
 
@@ -627,7 +628,13 @@ def reread_tile_start(t, tiles, BLOCK: tl.constexpr, NEWEST_FIRST: tl.constexpr)
 @triton.jit
 def layernorm_reread_kernel(x_ptr, w_ptr, b_ptr, y_ptr, mean_ptr, rstd_ptr, m, n, eps, BLOCK: tl.constexpr,
                             NEWEST_FIRST: tl.constexpr):
-    row = tl.program_id(0).to(tl.int64)
+    for row in range(tl.program_id(0).to(tl.int64), m, tl.num_programs(0)):  # one row a program but in v9
+        layernorm_reread_row(x_ptr, w_ptr, b_ptr, y_ptr, mean_ptr, rstd_ptr, row, n, eps, BLOCK, NEWEST_FIRST)
+
+
+@triton.jit
+def layernorm_reread_row(x_ptr, w_ptr, b_ptr, y_ptr, mean_ptr, rstd_ptr, row, n, eps, BLOCK: tl.constexpr,
+                         NEWEST_FIRST: tl.constexpr):
     tiles = tl.cdiv(n, BLOCK)
     mean = 0.0
     m2 = 0.0  # Σ (x - mean)² over the tiles seen
@@ -651,13 +658,19 @@ def layernorm_reread_kernel(x_ptr, w_ptr, b_ptr, y_ptr, mean_ptr, rstd_ptr, m, n
     tl.store(rstd_ptr + row, rstd)
 
 
-def _reread(x, weight, bias, via=as_written, newest_first=False):
+def reread_programs(m: int, device: torch.device, persistent: bool) -> int:
+    """Programs of a reread launch: one a row, or (v9) at most one a multiprocessor, each taking rows in turn."""
+    return min(m, sm_count(device)) if persistent else m
+
+
+def _reread(x, weight, bias, via=as_written, newest_first=False, persistent=False):
     m, n = x.shape
     if n <= REREAD_AFTER_COLS or not m:
         return _occupancy(x, weight, bias, via)
     y = torch.empty_like(x)
     mean, rstd = row_statistics(m, x.device, 2)
-    via(layernorm_reread_kernel)[(m,)](x, weight, bias, y, mean, rstd, m, n, EPS, NEWEST_FIRST=newest_first)
+    via(layernorm_reread_kernel)[(reread_programs(m, x.device, persistent),)](
+        x, weight, bias, y, mean, rstd, m, n, EPS, NEWEST_FIRST=newest_first)
     return y, mean, rstd
 
 
@@ -686,5 +699,23 @@ def newest_first(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor):
 
 @backward("newest_first")
 def newest_first_backward(dy, x, weight, bias, mean, rstd):
+    _check(x, weight, ("bias", bias), grad=dy)
+    return _split_backward(dy, x, weight, bias, mean, rstd, triton_src.launcher)
+
+
+# ---- persistent: v8 with one program a multiprocessor. --------------------------------------------------------------
+# v7 and v8 launch a program a row, and small programs share a multiprocessor: the autotuner's pick at 1024 rows of
+# 32K fp32 ran two an SM, so 264 rows (33 MB) were between their reads at once, and ncu counted 15% more DRAM bytes
+# than torch.compile's loop, which runs one 32-warp program an SM (results/nvidia-h200/norm-forward-reread/ncu/).
+# v9 launches at most one program a multiprocessor, each taking rows g, g + G, ...: the rows between their two reads
+# are at most one an SM (at 64K fp32, 256 KB each: 33 MB, within the H200's L2), so the second read finds its row.
+@variant("persistent")
+def persistent(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor):
+    _check(x, weight, ("bias", bias))
+    return _reread(x, weight, bias, triton_src.launcher, newest_first=True, persistent=True)
+
+
+@backward("persistent")
+def persistent_backward(dy, x, weight, bias, mean, rstd):
     _check(x, weight, ("bias", bias), grad=dy)
     return _split_backward(dy, x, weight, bias, mean, rstd, triton_src.launcher)
