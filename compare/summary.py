@@ -22,6 +22,9 @@ from .results import DEFAULT_CEILING_ROWS, ceiling_name
 # Folders under results/<gpu>/ that do not hold an op's full results: runs narrowed by options, and captured code.
 NARROWED = ("partial", "quick")
 NOT_FULL_RESULTS = (*NARROWED, "inductor")
+# The options of `python -m compare` that narrow a run (compare/paths.py sends such a run to partial/ or quick/; one
+# given --out elsewhere, such as an experiment's folder under results/<gpu>/, is still not a host's full results).
+NARROWING_OPTIONS = ("--impls", "--dtypes", "--sizes", "--quick")
 # Folders under results/ that are not a GPU's.
 NOT_A_GPU = ("cpu",)
 DTYPE_ORDER = ("float32", "float16", "bfloat16")
@@ -66,9 +69,23 @@ def result_folders(results: Path) -> list[tuple[str, Path]]:
             continue
         found.append((gpu.name, gpu))
         for host in sorted(p for p in gpu.iterdir() if p.is_dir()):
-            if host.name not in NOT_FULL_RESULTS and not host.name.startswith(".") and any(host.glob("*.json")):
+            if host.name not in NOT_FULL_RESULTS and not host.name.startswith(".") and _holds_full_results(host):
                 found.append((f"{gpu.name}/{host.name}", host))
     return found
+
+
+def _holds_full_results(folder: Path) -> bool:
+    """Whether a folder under results/<gpu>/ holds some op's json from a run not narrowed by NARROWING_OPTIONS. A
+    json that cannot be read counts as full, so that load() names it."""
+    for path in folder.glob("*.json"):
+        try:
+            command = json.loads(path.read_text()).get("command", "")
+            words = shlex.split(command) if isinstance(command, str) else []
+        except (OSError, ValueError, AttributeError):
+            return True
+        if not any(word.split("=")[0] in NARROWING_OPTIONS for word in words):
+            return True
+    return False
 
 
 def load(path: Path, folder: str) -> OpFile:

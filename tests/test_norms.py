@@ -294,10 +294,6 @@ def _assert_bulk_copy_step_kernel(norm, step, dtype, shape, kernel, forward=Fals
     ("rmsnorm-backward", "cuda:prefetch", "rmsnorm_prefetch_backward_kernel"),
     ("layernorm-backward", "triton:split", "layernorm_split_backward_kernel"),
     ("rmsnorm-backward", "triton:split", "rmsnorm_split_backward_kernel"),
-    ("layernorm", "triton:reread", "layernorm_reread_kernel"),
-    ("rmsnorm", "triton:reread", "rmsnorm_reread_kernel"),
-    ("layernorm", "triton:newest_first", "layernorm_reread_kernel"),
-    ("rmsnorm", "triton:persistent", "rmsnorm_reread_kernel"),
 ])
 @pytest.mark.parametrize("dtype,shape", [(torch.float32, (64, 20000)), (torch.bfloat16, (64, 65536)),
                                          (torch.float32, (8, 40000))])
@@ -306,6 +302,18 @@ def test_a_long_row_step_launches_its_own_kernels_on_long_rows(op_name, impl_nam
         pytest.skip("thread-block clusters need compute capability 9.0")
     names = _kernels_launched(op_name, impl_name, dtype, shape)
     assert any(kernel in name for name in names), f"{impl_name} at {shape} {dtype} launched {names}"
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("norm", ["layernorm", "rmsnorm"])
+@pytest.mark.parametrize("impl_name", ["triton:reread", "triton:newest_first"])
+@pytest.mark.parametrize("dtype,shape", [(torch.float32, (8, 32768)), (torch.bfloat16, (64, 65536)),
+                                         (torch.float32, (8, 40000))])
+def test_the_reread_steps_take_forward_rows_past_32k(norm, impl_name, dtype, shape):
+    """Their own kernel past REREAD_AFTER_COLS, v6's (or v5's) at it."""
+    names = _kernels_launched(norm, impl_name, dtype, shape)
+    own = any(f"{norm}_reread_kernel" in name for name in names)
+    assert own == (shape[1] > 32768), f"{impl_name} at {shape} {dtype} launched {names}"
 
 
 @pytest.mark.gpu

@@ -96,6 +96,9 @@ def results(tmp_path):
     write(root / "gpu-a" / "quick" / "gelu.json", fast)
     write(root / "cpu" / "gelu.json", fast)
     write(root / "gpu-c" / "quick" / "gelu.json", fast)  # a GPU with quick results only
+    # A narrowed run given its own folder with --out (an experiment's), beside gpu-a's full results.
+    write(root / "gpu-a" / "experiment" / "gelu.json",
+          fast | {"command": "python -m compare gelu --impls cuda:partialrow --out results/gpu-a/experiment"})
     return root
 
 
@@ -168,6 +171,13 @@ def test_narrowed_and_cpu_results_are_left_out(results, tmp_path):
     text = summary.summarize(results, tmp_path / "out.md")
     assert "cuda:partialrow" not in text and "9000" not in text
     assert "cpu:" not in text and "cpu/gelu" not in text
+    assert "gpu-a/experiment" not in text
+
+
+def test_another_hosts_full_results_beside_a_gpus_are_summarized(results, tmp_path):
+    write(results / "gpu-a" / "host-2" / "gelu.json", gelu(scale=0.9))
+    assert ("gpu-a/host-2", results / "gpu-a" / "host-2") in summary.result_folders(results)
+    assert "gpu-a/host-2: best CUDA" in summary.summarize(results, tmp_path / "out.md")
 
 
 def test_a_malformed_json_is_an_error_that_names_the_file(results, tmp_path):

@@ -16,10 +16,9 @@ Steps (each one a row, triton:<name>; measured figures: results/<gpu>/layernorm.
               multiprocessor: one program's loads in flight while the other reduces (the backward is v4's)
   v6 direct   + every launch without Triton's per-call Python: v5's forward and backward through
               triton_src.launcher (triton_src/softmax.py's v6), the host's time per call cut, the GPU's work the same
-  v7 reread   + long forward rows: v1's tiles again, held by many small programs instead of one large one, the
-              statistics merged tile by tile, the row's second read served by L2 (eviction hints)
+  v7 reread   + forward rows past 32K: v1's tiles again, held by many small programs instead of one large one,
+              the statistics merged tile by tile, the row's second read served by L2 (eviction hints)
   v8 newest_first  + the second pass from the row's end, where L2 holds the row's most recent tiles
-  v9 persistent  + one program a multiprocessor taking rows in turn: no more rows between their reads than L2 holds
 
 As in cuda_src/layernorm.cu, each step takes the rows it adds a path for and hands every other shape to the step
 before, so each row runs every shape (rows longer than v2 holds go to v1, whose tiles take any N).
@@ -597,21 +596,25 @@ def direct_backward(dy, x, weight, bias, mean, rstd):
 
 
 # ---- reread: long rows in tiles again, the second read from L2. ----------------------------------------------------
-# Past 16K v2 holds a row whole in one program of 16 or 32 warps: one program an SM (a 32K fp32 row is 128 KB of
-# registers), which loads its row, then reduces it, then stores it, with nothing else on the SM loading meanwhile;
-# at 1024 rows of 32K, 7.75 rows an SM is also a ragged last wave. torch.compile's LayerNorm and RMSNorm there are
-# v1's shape, a loop over tiles reading the row once per pass, and read faster than v2 (the `torch:compile` rows of
-# results/<gpu>/layernorm.md and rmsnorm.md, its code in results/<gpu>/inductor/): a program holds one tile, so
-# several programs share an SM and one's loads are in flight while another reduces, and the second read comes from
-# L2, not HBM. v7 is v1 with what makes that work:
+# v2 holds a row whole in one program of 16 or 32 warps: at 64K, 64 values a thread at 32 warps, a program loads its
+# row, then reduces it, then stores it, with nothing else on its SM loading meanwhile, and 256 rows are under two
+# programs an SM. torch.compile's LayerNorm and RMSNorm are v1's shape there, a loop over tiles reading the row once per
+# pass (its code: results/<gpu>/inductor/ and inductor-norms-*/): a program holds one tile, several programs share an
+# SM, and the row's second read comes from L2. v7 is v1 with what makes that work:
 #   - one pass for the statistics, not two: each tile's mean and squared deviations from it (two sums over values
 #     held, as v2 does for a whole row), merged into the row's by Chan's update, which is as exact as v1's two
 #     passes on rows far from zero (specs/_norm.py, "large offset") and reads the row once, not twice;
 #   - the first read's loads hint evict_last, the second's evict_first: the row stays in L2 between its reads and
 #     leaves it once written;
 #   - the tile and the warps autotuned per (M, N, dtype) among REREAD_CONFIGS (8 to 16 values of a tile a thread).
-# Rows up to REREAD_AFTER_COLS go to v6, launched the same way (triton_src.launcher).
-REREAD_AFTER_COLS = 16384
+# It takes rows past REREAD_AFTER_COLS. Measured taking rows past 4K (results/nvidia-h200/norm-forward-reread/): at 64K
+# ahead of v6 in both norms and both dtypes, at 8K-32K level or behind, and there v7 and v8, whose kernels differ only
+# in the order of the second pass, differ by more than that order can explain (at 8K, where L2 holds every row in
+# flight), as does v8 between that run and the next (norm-forward-persistent/): its figures there are not stable from
+# run to run (whether the autotuner's pick differs was not recorded). At 1024 rows of 32K fp32, ncu found v7 at two
+# 32-warp programs an SM moving more bytes from DRAM than torch.compile's loop at one, and taking longer
+# (norm-forward-reread/ncu/). Shorter rows go to v6, launched the same way (triton_src.launcher).
+REREAD_AFTER_COLS = 32768
 REREAD_CONFIGS = [triton.Config({"BLOCK": block}, num_warps=warps)
                   for block, warps in ((2048, 8), (4096, 8), (4096, 16), (8192, 16), (8192, 32), (16384, 32))]
 
@@ -628,13 +631,7 @@ def reread_tile_start(t, tiles, BLOCK: tl.constexpr, NEWEST_FIRST: tl.constexpr)
 @triton.jit
 def layernorm_reread_kernel(x_ptr, w_ptr, b_ptr, y_ptr, mean_ptr, rstd_ptr, m, n, eps, BLOCK: tl.constexpr,
                             NEWEST_FIRST: tl.constexpr):
-    for row in range(tl.program_id(0).to(tl.int64), m, tl.num_programs(0)):  # one row a program but in v9
-        layernorm_reread_row(x_ptr, w_ptr, b_ptr, y_ptr, mean_ptr, rstd_ptr, row, n, eps, BLOCK, NEWEST_FIRST)
-
-
-@triton.jit
-def layernorm_reread_row(x_ptr, w_ptr, b_ptr, y_ptr, mean_ptr, rstd_ptr, row, n, eps, BLOCK: tl.constexpr,
-                         NEWEST_FIRST: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
     tiles = tl.cdiv(n, BLOCK)
     mean = 0.0
     m2 = 0.0  # Σ (x - mean)² over the tiles seen
@@ -658,19 +655,13 @@ def layernorm_reread_row(x_ptr, w_ptr, b_ptr, y_ptr, mean_ptr, rstd_ptr, row, n,
     tl.store(rstd_ptr + row, rstd)
 
 
-def reread_programs(m: int, device: torch.device, persistent: bool) -> int:
-    """Programs of a reread launch: one a row, or (v9) at most one a multiprocessor, each taking rows in turn."""
-    return min(m, sm_count(device)) if persistent else m
-
-
-def _reread(x, weight, bias, via=as_written, newest_first=False, persistent=False):
+def _reread(x, weight, bias, via=as_written, newest_first=False):
     m, n = x.shape
     if n <= REREAD_AFTER_COLS or not m:
         return _occupancy(x, weight, bias, via)
     y = torch.empty_like(x)
     mean, rstd = row_statistics(m, x.device, 2)
-    via(layernorm_reread_kernel)[(reread_programs(m, x.device, persistent),)](
-        x, weight, bias, y, mean, rstd, m, n, EPS, NEWEST_FIRST=newest_first)
+    via(layernorm_reread_kernel)[(m,)](x, weight, bias, y, mean, rstd, m, n, EPS, NEWEST_FIRST=newest_first)
     return y, mean, rstd
 
 
@@ -688,9 +679,12 @@ def reread_backward(dy, x, weight, bias, mean, rstd):
 
 # ---- newest_first: v7, its second pass from the row's end. ---------------------------------------------------------
 # v7's second pass re-reads a row from its start, the part read longest ago: where more rows are in flight than L2
-# holds (a few hundred 64K fp32 rows, 256 KB each, against the H200's 50 MB), L2 has evicted the row's oldest tiles
-# first. v8 walks the second pass from the row's end, its most recent tiles, so what L2 still holds of the row is
-# read before it is evicted. Everything else is v7's.
+# holds (256 rows of 64K fp32, 256 KB each, against the H200's 50 MB), L2 has evicted the row's oldest tiles first.
+# v8 walks the second pass from the row's end, its most recent tiles, so what L2 still holds of the row is read
+# before it is evicted. Everything else is v7's. It bought most in LayerNorm fp32 at 64K, the cell with the most
+# bytes in flight (results/nvidia-h200/norm-forward-reread/). Capping the rows in flight instead, one program an SM
+# taking rows in turn (the rows between their reads then within L2), bought nothing on top of v8 (tried as a row
+# at e2f18e7: results/nvidia-h200/norm-forward-persistent/).
 @variant("newest_first")
 def newest_first(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor):
     _check(x, weight, ("bias", bias))
@@ -699,23 +693,5 @@ def newest_first(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor):
 
 @backward("newest_first")
 def newest_first_backward(dy, x, weight, bias, mean, rstd):
-    _check(x, weight, ("bias", bias), grad=dy)
-    return _split_backward(dy, x, weight, bias, mean, rstd, triton_src.launcher)
-
-
-# ---- persistent: v8 with one program a multiprocessor. --------------------------------------------------------------
-# v7 and v8 launch a program a row, and small programs share a multiprocessor: the autotuner's pick at 1024 rows of
-# 32K fp32 ran two an SM, so 264 rows (33 MB) were between their reads at once, and ncu counted 15% more DRAM bytes
-# than torch.compile's loop, which runs one 32-warp program an SM (results/nvidia-h200/norm-forward-reread/ncu/).
-# v9 launches at most one program a multiprocessor, each taking rows g, g + G, ...: the rows between their two reads
-# are at most one an SM (at 64K fp32, 256 KB each: 33 MB, within the H200's L2), so the second read finds its row.
-@variant("persistent")
-def persistent(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor):
-    _check(x, weight, ("bias", bias))
-    return _reread(x, weight, bias, triton_src.launcher, newest_first=True, persistent=True)
-
-
-@backward("persistent")
-def persistent_backward(dy, x, weight, bias, mean, rstd):
     _check(x, weight, ("bias", bias), grad=dy)
     return _split_backward(dy, x, weight, bias, mean, rstd, triton_src.launcher)

@@ -13,10 +13,9 @@ Steps (each one a row, triton:<name>; measured figures: results/<gpu>/rmsnorm.md
               kernel and its dx written by a second (the row read twice; the forward is v2's)
   v5 direct   + every launch without Triton's per-call Python: v4's forward and backward through
               triton_src.launcher (layernorm.py's v6), the host's time per call cut, the GPU's work the same
-  v6 reread   + long forward rows: v1's tiles again, held by many small programs instead of one large one, the
-              row's second read served by L2 (layernorm.py's v7)
+  v6 reread   + forward rows past 32K: v1's tiles again, held by many small programs instead of one large one,
+              the row's second read served by L2 (layernorm.py's v7)
   v7 newest_first  + the second pass from the row's end (layernorm.py's v8)
-  v8 persistent  + one program a multiprocessor taking rows in turn (layernorm.py's v9)
 
 triton_src/layernorm.py without the mean and the bias: one statistic per row, so v1's forward reads the row twice,
 not three times, and the backward reduces one gradient across rows, not two. What the two files share is
@@ -36,8 +35,8 @@ from triton_src import as_written
 from triton_src.layernorm import (MAX_FUSED_BACKWARD_COLS, MAX_FUSED_COLS, MAX_PREFETCH_COLS, PREFETCH_VALUES,
                                   REREAD_AFTER_COLS, REREAD_CONFIGS, SPLIT_AFTER_COLS, SPLIT_COLS, SPLIT_WARPS,
                                   WARP_CONFIGS, fused_backward_programs, fused_tile, load_tile, load_tile_hinted,
-                                  partial_sums, reread_programs, reread_tile_start, sm_count, split_programs,
-                                  sum_partials, warps_worth_trying)
+                                  partial_sums, reread_tile_start, sm_count, split_programs, sum_partials,
+                                  warps_worth_trying)
 
 EPS = 1e-6  # the spec's (specs/rmsnorm.py)
 
@@ -325,12 +324,7 @@ def direct_backward(dy, x, weight, rstd):
 @triton.autotune(configs=REREAD_CONFIGS, key=["m", "n"])
 @triton.jit
 def rmsnorm_reread_kernel(x_ptr, w_ptr, y_ptr, rstd_ptr, m, n, eps, BLOCK: tl.constexpr, NEWEST_FIRST: tl.constexpr):
-    for row in range(tl.program_id(0).to(tl.int64), m, tl.num_programs(0)):  # one row a program but in v8
-        rmsnorm_reread_row(x_ptr, w_ptr, y_ptr, rstd_ptr, row, n, eps, BLOCK, NEWEST_FIRST)
-
-
-@triton.jit
-def rmsnorm_reread_row(x_ptr, w_ptr, y_ptr, rstd_ptr, row, n, eps, BLOCK: tl.constexpr, NEWEST_FIRST: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
     tiles = tl.cdiv(n, BLOCK)
     acc = tl.zeros([BLOCK], dtype=tl.float32)
     for t in range(0, tiles):
@@ -345,14 +339,13 @@ def rmsnorm_reread_row(x_ptr, w_ptr, y_ptr, rstd_ptr, row, n, eps, BLOCK: tl.con
     tl.store(rstd_ptr + row, rstd)
 
 
-def _reread(x, weight, via=as_written, newest_first=False, persistent=False):
+def _reread(x, weight, via=as_written, newest_first=False):
     m, n = x.shape
     if n <= REREAD_AFTER_COLS or not m:
         return _fused(x, weight, via)
     y = torch.empty_like(x)
     rstd = torch.empty(m, device=x.device, dtype=torch.float32)
-    via(rmsnorm_reread_kernel)[(reread_programs(m, x.device, persistent),)](x, weight, y, rstd, m, n, EPS,
-                                                                            NEWEST_FIRST=newest_first)
+    via(rmsnorm_reread_kernel)[(m,)](x, weight, y, rstd, m, n, EPS, NEWEST_FIRST=newest_first)
     return y, rstd
 
 
@@ -377,18 +370,5 @@ def newest_first(x: torch.Tensor, weight: torch.Tensor):
 
 @backward("newest_first")
 def newest_first_backward(dy, x, weight, rstd):
-    _check(x, weight, grad=dy)
-    return _split_backward(dy, x, weight, rstd, triton_src.launcher)
-
-
-# ---- persistent: v7 with one program a multiprocessor (layernorm.py's v9). -------------------------------------
-@variant("persistent")
-def persistent(x: torch.Tensor, weight: torch.Tensor):
-    _check(x, weight)
-    return _reread(x, weight, triton_src.launcher, newest_first=True, persistent=True)
-
-
-@backward("persistent")
-def persistent_backward(dy, x, weight, rstd):
     _check(x, weight, grad=dy)
     return _split_backward(dy, x, weight, rstd, triton_src.launcher)
