@@ -35,7 +35,7 @@ async_compile = AsyncCompile()
 empty_strided_p2p = torch._C._distributed_c10d._SymmetricMemory.empty_strided_p2p
 
 
-# kernel path: /tmp/tmpa_m8vh35/yl/cylrobn2bbw3hclfcmlly63ts2bdmfmkau7wduqvcroomv53r73z.py
+# kernel path: /tmp/tmpj6m1vriy/yl/cylrobn2bbw3hclfcmlly63ts2bdmfmkau7wduqvcroomv53r73z.py
 # Topologically Sorted Source Nodes: [softmax], Original ATen: [aten._softmax, prims.prepare_softmax_online, aten.sub, aten.exp]
 # Source node to ATen node mapping:
 #   softmax => convert_element_type, convert_element_type_1, div

@@ -35,7 +35,7 @@ async_compile = AsyncCompile()
 empty_strided_p2p = torch._C._distributed_c10d._SymmetricMemory.empty_strided_p2p
 
 
-# kernel path: /tmp/tmptmp_s7tt/4i/c4i62y2pn3wnqevktmjrdnm347h3bzrr3c446eojia64yrrzaj5a.py
+# kernel path: /tmp/tmpnewor2ad/4i/c4i62y2pn3wnqevktmjrdnm347h3bzrr3c446eojia64yrrzaj5a.py
 # Topologically Sorted Source Nodes: [softmax], Original ATen: [aten._softmax, prims.prepare_softmax_online, aten.sub, aten.exp]
 # Source node to ATen node mapping:
 #   softmax => convert_element_type, convert_element_type_1, div

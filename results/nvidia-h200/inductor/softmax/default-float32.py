@@ -35,7 +35,7 @@ async_compile = AsyncCompile()
 empty_strided_p2p = torch._C._distributed_c10d._SymmetricMemory.empty_strided_p2p
 
 
-# kernel path: /tmp/tmpht_344x1/54/c543kqv4f6opfec5wrm3gaqqvo2ndst7rp3lbjymclldocjufeku.py
+# kernel path: /tmp/tmp96pbnuze/54/c543kqv4f6opfec5wrm3gaqqvo2ndst7rp3lbjymclldocjufeku.py
 # Topologically Sorted Source Nodes: [softmax], Original ATen: [prims.prepare_softmax_online, aten.sub, aten.exp, aten._softmax]
 # Source node to ATen node mapping:
 #   softmax => div
