@@ -309,7 +309,9 @@ def sections(result: OpResult, command: str = "", plot: str | None = None,
         prose="CUDA: `load_inline` cold build of the whole .cu (all its variants) / warm load from the cache, and "
               "ptxas's report per kernel. Triton: per compiled kernel, and the wall time of the first call in each "
               "dtype: JIT compilation plus autotuning into an empty cache (cold), and where this run found them "
-              "cached, this run's first call (warm) beside the cold one recorded when the cache was filled. "
+              "cached, this run's first call (warm) beside the cold one recorded when the cache was filled. What "
+              "each autotuned kernel chose, per tuning key (shape parameters and dtypes), is in the json "
+              "(`build`, `chosen_configs`). "
               f"Compile caches of this run: {result.env.get('compile_caches', 'not recorded')}."))
     out.append(Section("torch.compile", heading="torch.compile", headers=CAPTURE_HEADERS, rows=capture_table(result),
                        prose="Captured with a fresh inductor cache; the generated code is under "

@@ -75,7 +75,7 @@ class TritonKernelBuild:
     registers: str  # "11-29": the range over the variants, or one number
     spills: int  # the most of any variant, bytes
     shared_bytes: int  # the most of any variant
-    chosen_configs: list[str] = dataclasses.field(default_factory=list)
+    chosen_configs: list[str] = dataclasses.field(default_factory=list)  # per tuning key (worker.autotune_picks)
 
 
 KernelBuild = Union[CudaKernelBuild, TritonKernelBuild]

@@ -327,13 +327,28 @@ def triton_resources() -> list[dict]:
         if not compiled:
             continue
         regs = [getattr(k, "n_regs", 0) or 0 for k in compiled]
-        chosen = sorted({str(c) for c in getattr(obj, "cache", {}).values()})
+        chosen = autotune_picks(obj)
         found.append({"impl": impl.name, "kernel": name, "variants": len(compiled),
                       "registers": f"{min(regs)}-{max(regs)}" if min(regs) != max(regs) else str(regs[0]),
                       "spills": max(getattr(k, "n_spills", 0) or 0 for k in compiled),
                       "shared_bytes": max(getattr(getattr(k, "metadata", None), "shared", 0) or 0 for k in compiled),
                       "chosen_configs": chosen})
     return found
+
+
+def autotune_picks(kernel) -> list[str]:
+    """What an autotuned kernel chose, one entry per tuning key it met: "m=1024, n=32768, torch.float32: BLOCK: 16384,
+    num_warps: 32, ..." (the key's parameters by name, then the dtypes of its tensor arguments, which Triton's
+    Autotuner appends to the key); [] for a kernel that does not autotune. Per key, so that a reader can tell which
+    config ran at which shape and dtype, and whether two runs chose alike."""
+    names = list(getattr(kernel, "keys", []) or [])
+    picks = []
+    for key, config in getattr(kernel, "cache", {}).items():
+        key = key if isinstance(key, tuple) else (key,)
+        named = [f"{n}={v}" for n, v in zip(names, key)]
+        dtypes = sorted({str(v) for v in key[len(names):]})
+        picks.append(f"{', '.join(named + dtypes)}: {config}")
+    return sorted(picks)
 
 
 def _triton_kernels(impl: Impl) -> list:
