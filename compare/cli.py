@@ -249,7 +249,7 @@ def run(parser: argparse.ArgumentParser, args: argparse.Namespace, argv: list[st
                              isolate=not args.in_process, row_timeout_s=args.row_timeout, graph=args.graph,
                              profile_check=args.profile_check, check_rows=args.check_rows)
     # A run of some rows, dtypes or sizes only must not replace the op's full results (see paths.default_out_dir).
-    filtered_by = [f"--{name}" for name in ("impls", "dtypes", "sizes") if getattr(args, name)]
+    filtered_by = [option for option in paths.FILTER_OPTIONS if getattr(args, option.removeprefix("--"))]
     failed = []
     # The process's start-up (the interpreter, imports, finding the ops) goes to the first op's phases: the rest of
     # the run is in the phases of each op.

@@ -9,6 +9,11 @@ from pathlib import Path
 from . import env
 
 
+# The options that narrow a run to some rows, dtypes or sizes: such a run goes to partial/ (and a --quick one to
+# quick/), never over the op's full results; compare.summary leaves runs with any of them out wherever they went.
+FILTER_OPTIONS = ("--impls", "--dtypes", "--sizes")
+
+
 def default_out_dir(quick: bool, op: str, filtered_by: list[str] | tuple[str, ...] = (), gpu: str | None = None
                     ) -> Path:
     """results/<gpu>/; see default_out_dir_and_reason."""

@@ -22,9 +22,6 @@ from .results import DEFAULT_CEILING_ROWS, ceiling_name
 # Folders under results/<gpu>/ that do not hold an op's full results: runs narrowed by options, and captured code.
 NARROWED = ("partial", "quick")
 NOT_FULL_RESULTS = (*NARROWED, "inductor")
-# The options of `python -m compare` that narrow a run (compare/paths.py sends such a run to partial/ or quick/; one
-# given --out elsewhere, such as an experiment's folder under results/<gpu>/, is still not a host's full results).
-NARROWING_OPTIONS = ("--impls", "--dtypes", "--sizes", "--quick")
 # Folders under results/ that are not a GPU's.
 NOT_A_GPU = ("cpu",)
 DTYPE_ORDER = ("float32", "float16", "bfloat16")
@@ -75,15 +72,19 @@ def result_folders(results: Path) -> list[tuple[str, Path]]:
 
 
 def _holds_full_results(folder: Path) -> bool:
-    """Whether a folder under results/<gpu>/ holds some op's json from a run not narrowed by NARROWING_OPTIONS. A
-    json that cannot be read counts as full, so that load() names it."""
+    """Whether a folder under results/<gpu>/ holds some op's json from a run not narrowed by --impls, --dtypes,
+    --sizes or --quick (a narrowed run given --out elsewhere, such as an experiment's folder, is not a host's full
+    results). A json that cannot be read counts as full, so that load() names it."""
+    from . import paths
+
+    narrowing = (*paths.FILTER_OPTIONS, "--quick")
     for path in folder.glob("*.json"):
         try:
             command = json.loads(path.read_text()).get("command", "")
             words = shlex.split(command) if isinstance(command, str) else []
         except (OSError, ValueError, AttributeError):
             return True
-        if not any(word.split("=")[0] in NARROWING_OPTIONS for word in words):
+        if not any(word.split("=")[0] in narrowing for word in words):
             return True
     return False
 

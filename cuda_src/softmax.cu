@@ -780,8 +780,7 @@ cudaError_t launch_softmax_staged_cluster(lab::DType dtype, const void* x, void*
 // What it bought (results/nvidia-h200/softmax.md and softmax-resident/, at d94c4f4): ahead of v5 and v7 in fp32 at
 // 32 x 256K, behind them in 16-bit. Its phases run one after another on each SM (read, the pass for the pair, the
 // barrier, the output pass, the writes) with nothing resident beside its block to overlap them, where a copy
-// overlaps its reads and writes: `ncu` finds DRAM busy a third of the kernel in fp32 and a fifth in bf16
-// (softmax-profile.md, "v8 at M = 32").
+// overlaps its reads and writes: `ncu`'s DRAM throughput over the kernel is in softmax-profile.md, "v8 at M = 32".
 // Rows: those v3's block cannot hold (its rows go to v3 as before), at most SMs / 2 of them, 16-byte aligned, with
 // parts that fit; every other shape goes to v7.
 constexpr int kResidentThreads = 512;

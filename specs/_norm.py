@@ -50,7 +50,7 @@ def randn(shape, dtype, device, generator, scale=1.0, offset=0.0):
 
 # How far from zero every weight and bias element is kept. At N = 1 LayerNorm's output is its bias alone and
 # RMSNorm's ± its weight: an element near zero would let an all-zeros output pass, and the check refuses such a case
-# as degenerate (a bf16 bias of 1e-4 was drawn for one row's check after timing).
+# as degenerate (as it did one row's check after timing before the gap).
 PARAM_GAP = 0.125
 
 

@@ -101,7 +101,7 @@ REREAD_CASES = [(torch.float32, (3, 40001), "random"), (torch.float16, (2, 65536
 def test_norm_reread_step_matches_reference_on_its_own_rows(op_name, impl_name, device, monkeypatch):
     import importlib
 
-    norm = importlib.import_module(f"triton_src.{discover.base_name(op_name).split('-')[0]}")
+    norm = importlib.import_module(f"triton_src.{discover.base_name(op_name)}")
     op = discover.load_op(op_name)
     impl = next(i for i in discover.implementations(op) if i.name == impl_name)
     worker._use_interpreter_autotune_stub(impl)

@@ -607,13 +607,13 @@ def direct_backward(dy, x, weight, bias, mean, rstd):
 #   - the first read's loads hint evict_last, the second's evict_first: the row stays in L2 between its reads and
 #     leaves it once written;
 #   - the tile and the warps autotuned per (M, N, dtype) among REREAD_CONFIGS (8 to 16 values of a tile a thread).
-# It takes rows past REREAD_AFTER_COLS. Measured taking rows past 4K (results/nvidia-h200/norm-forward-reread/): at 64K
-# ahead of v6 in both norms and both dtypes, at 8K-32K level or behind, and there v7 and v8, whose kernels differ only
-# in the order of the second pass, differ by more than that order can explain (at 8K, where L2 holds every row in
-# flight), as does v8 between that run and the next (norm-forward-persistent/): its figures there are not stable from
-# run to run (whether the autotuner's pick differs was not recorded). At 1024 rows of 32K fp32, ncu found v7 at two
-# 32-warp programs an SM moving more bytes from DRAM than torch.compile's loop at one, and taking longer
-# (norm-forward-reread/ncu/). Shorter rows go to v6, launched the same way (triton_src.launcher).
+# It takes rows past REREAD_AFTER_COLS. Measured taking rows past 4K (results/nvidia-h200/norm-forward-reread/, at
+# ae48eb4): at 64K ahead of v6 in both norms and both dtypes, at 8K-32K level or behind, and there v7 and v8, whose
+# kernels differ only in the order of the second pass, differ by more than that order can explain (at 8K, where L2 holds
+# every row in flight), as does v8 between that run and the next (norm-forward-persistent/, at e2f18e7): its figures
+# there are not stable from run to run (whether the autotuner's pick differs was not recorded). At 1024 rows of 32K
+# fp32, ncu found v7 at two 32-warp programs an SM moving more bytes from DRAM than torch.compile's loop at one, and
+# taking longer (norm-forward-reread/ncu/). Shorter rows go to v6, launched the same way (triton_src.launcher).
 REREAD_AFTER_COLS = 32768
 REREAD_CONFIGS = [triton.Config({"BLOCK": block}, num_warps=warps)
                   for block, warps in ((2048, 8), (4096, 8), (4096, 16), (8192, 16), (8192, 32), (16384, 32))]
@@ -678,13 +678,13 @@ def reread_backward(dy, x, weight, bias, mean, rstd):
 
 
 # ---- newest_first: v7, its second pass from the row's end. ---------------------------------------------------------
-# v7's second pass re-reads a row from its start, the part read longest ago: where more rows are in flight than L2
-# holds (256 rows of 64K fp32, 256 KB each, against the H200's 50 MB), L2 has evicted the row's oldest tiles first.
-# v8 walks the second pass from the row's end, its most recent tiles, so what L2 still holds of the row is read
-# before it is evicted. Everything else is v7's. It bought most in LayerNorm fp32 at 64K, the cell with the most
-# bytes in flight (results/nvidia-h200/norm-forward-reread/). Capping the rows in flight instead, one program an SM
-# taking rows in turn (the rows between their reads then within L2), bought nothing on top of v8 (tried as a row
-# at e2f18e7: results/nvidia-h200/norm-forward-persistent/).
+# v7's second pass re-reads a row from its start, the part read longest ago: where more rows are in flight than L2 holds
+# (256 rows of 64K fp32, 256 KB each, against the H200's 50 MB), L2 has evicted the row's oldest tiles first. v8 walks
+# the second pass from the row's end, its most recent tiles, so what L2 still holds of the row is read before it is
+# evicted. Everything else is v7's. It bought most in LayerNorm fp32 at 64K, the cell with the most bytes in flight
+# (results/nvidia-h200/norm-forward-reread/, at ae48eb4). Capping the rows in flight instead, one program an SM taking
+# rows in turn (the rows between their reads then within L2), bought nothing on top of v8 (tried as a row at e2f18e7:
+# results/nvidia-h200/norm-forward-persistent/).
 @variant("newest_first")
 def newest_first(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor):
     _check(x, weight, ("bias", bias))
