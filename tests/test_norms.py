@@ -306,13 +306,15 @@ def test_a_long_row_step_launches_its_own_kernels_on_long_rows(op_name, impl_nam
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("norm", ["layernorm", "rmsnorm"])
-@pytest.mark.parametrize("impl_name", ["triton:reread", "triton:newest_first"])
+@pytest.mark.parametrize("impl_name,kernel", [("triton:reread", "reread_kernel"),
+                                               ("triton:newest_first", "reread_kernel"),
+                                               ("triton:tile_ahead", "tile_ahead_kernel")])
 @pytest.mark.parametrize("dtype,shape", [(torch.float32, (8, 32768)), (torch.bfloat16, (64, 65536)),
                                          (torch.float32, (8, 40000))])
-def test_the_reread_steps_take_forward_rows_past_32k(norm, impl_name, dtype, shape):
+def test_the_reread_steps_take_forward_rows_past_32k(norm, impl_name, kernel, dtype, shape):
     """Their own kernel past REREAD_AFTER_COLS, v6's (or v5's) at it."""
     names = _kernels_launched(norm, impl_name, dtype, shape)
-    own = any(f"{norm}_reread_kernel" in name for name in names)
+    own = any(f"{norm}_{kernel}" in name for name in names)
     assert own == (shape[1] > 32768), f"{impl_name} at {shape} {dtype} launched {names}"
 
 

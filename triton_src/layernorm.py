@@ -19,6 +19,8 @@ Steps (each one a row, triton:<name>; measured figures: results/<gpu>/layernorm.
   v7 reread   + forward rows past 32K: v1's tiles again, held by many small programs instead of one large one,
               the statistics merged tile by tile, the row's second read served by L2 (eviction hints)
   v8 newest_first  + the second pass from the row's end, where L2 holds the row's most recent tiles
+  v9 tile_ahead  + each pass loads its next tile before it uses this one (two tiles in flight a thread), and the
+              statistics are kept per lane through the first pass (no block-wide sum a tile), merged once after it
 
 As in cuda_src/layernorm.cu, each step takes the rows it adds a path for and hands every other shape to the step
 before, so each row runs every shape (rows longer than v2 holds go to v1, whose tiles take any N).
@@ -655,20 +657,21 @@ def layernorm_reread_kernel(x_ptr, w_ptr, b_ptr, y_ptr, mean_ptr, rstd_ptr, m, n
     tl.store(rstd_ptr + row, rstd)
 
 
-def _reread(x, weight, bias, via=as_written, newest_first=False):
+def _reread(x, weight, bias, via=as_written, kernel=layernorm_reread_kernel, **meta):
+    """Rows past REREAD_AFTER_COLS through `kernel` (v7's or a later step's), one program a row; others to v5."""
     m, n = x.shape
     if n <= REREAD_AFTER_COLS or not m:
         return _occupancy(x, weight, bias, via)
     y = torch.empty_like(x)
     mean, rstd = row_statistics(m, x.device, 2)
-    via(layernorm_reread_kernel)[(m,)](x, weight, bias, y, mean, rstd, m, n, EPS, NEWEST_FIRST=newest_first)
+    via(kernel)[(m,)](x, weight, bias, y, mean, rstd, m, n, EPS, **meta)
     return y, mean, rstd
 
 
 @variant("reread")
 def reread(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor):
     _check(x, weight, ("bias", bias))
-    return _reread(x, weight, bias, triton_src.launcher)
+    return _reread(x, weight, bias, triton_src.launcher, NEWEST_FIRST=False)
 
 
 @backward("reread")
@@ -688,10 +691,80 @@ def reread_backward(dy, x, weight, bias, mean, rstd):
 @variant("newest_first")
 def newest_first(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor):
     _check(x, weight, ("bias", bias))
-    return _reread(x, weight, bias, triton_src.launcher, newest_first=True)
+    return _reread(x, weight, bias, triton_src.launcher, NEWEST_FIRST=True)
 
 
 @backward("newest_first")
 def newest_first_backward(dy, x, weight, bias, mean, rstd):
+    _check(x, weight, ("bias", bias), grad=dy)
+    return _split_backward(dy, x, weight, bias, mean, rstd, triton_src.launcher)
+
+
+# ---- tile_ahead: two tiles in flight a thread, the statistics per lane. -------------------------------------------
+# ncu of v8 at 256 x 65536 (results/nvidia-h200/norm-forward-64k-ncu/) finds its warps stalled mostly on their loads
+# (long scoreboard), with DRAM far from busy: each pass loads a tile, then uses it, so a thread has one tile's loads
+# in flight, and in the first pass every tile ends in two block-wide sums (barriers through shared memory) before
+# the next tile's loads are issued. v9 changes both:
+#   - each pass issues the next tile's loads before it uses the tile it has (a tile held in registers across the
+#     loop, v3's prefetch at the scale of a tile), so a thread always has a tile's loads in flight;
+#   - the first pass keeps a running mean and squared deviations per lane (Welford's update, one element a lane a
+#     tile, as torch.compile's loop does: results/<gpu>/inductor/layernorm/), with no sum across the block inside
+#     the loop; the lanes are merged once after it (the row's mean from the lanes', then each lane's squared
+#     deviations plus its count times its mean's squared distance from the row's).
+# Every lane in the mask of tile t has taken an element of each earlier tile (only the last tile is short), so its
+# count is t + 1: one reciprocal a tile, not a division an element. Everything else (the rows it takes, the eviction
+# hints, the second pass from the row's end, the autotuned tile) is v8's.
+@triton.jit
+def load_tile_ahead(ptr, row, n, start, BLOCK: tl.constexpr, EVICT: tl.constexpr):
+    """load_tile_hinted for a tile that may lie before the row's start as well as past its end (the tile after a
+    pass's last, from either end): masked off there, no memory touched."""
+    cols = start + tl.arange(0, BLOCK)
+    mask = (cols >= 0) & (cols < n)
+    return tl.load(ptr + row * n + cols, mask=mask, other=0.0, eviction_policy=EVICT).to(tl.float32), cols, mask
+
+
+@triton.autotune(configs=REREAD_CONFIGS, key=["m", "n"])
+@triton.jit
+def layernorm_tile_ahead_kernel(x_ptr, w_ptr, b_ptr, y_ptr, mean_ptr, rstd_ptr, m, n, eps, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    tiles = tl.cdiv(n, BLOCK)
+    lane_mean = tl.zeros([BLOCK], dtype=tl.float32)
+    lane_m2 = tl.zeros([BLOCK], dtype=tl.float32)  # Σ (x - lane mean)² over the lane's elements
+    x_ahead, cols, mask_ahead = load_tile_ahead(x_ptr, row, n, 0, BLOCK, "evict_last")
+    for t in range(0, tiles):
+        x, mask = x_ahead, mask_ahead
+        x_ahead, cols, mask_ahead = load_tile_ahead(x_ptr, row, n, (t + 1) * BLOCK, BLOCK, "evict_last")
+        delta = x - lane_mean
+        moved = lane_mean + delta * (1.0 / (t + 1))
+        lane_m2 = tl.where(mask, lane_m2 + delta * (x - moved), lane_m2)
+        lane_mean = tl.where(mask, moved, lane_mean)
+    # Lanes short of the last tile's end took one element fewer.
+    lane_count = (tiles - 1) * 1.0 + (tl.arange(0, BLOCK) < n - (tiles - 1) * BLOCK).to(tl.float32)
+    mean = tl.sum(lane_count * lane_mean, axis=0) / n
+    apart = lane_mean - mean
+    rstd = 1.0 / tl.sqrt(tl.sum(lane_m2 + lane_count * apart * apart, axis=0) / n + eps)
+    start = reread_tile_start(0, tiles, BLOCK, True)
+    x_ahead, cols_ahead, mask_ahead = load_tile_ahead(x_ptr, row, n, start, BLOCK, "evict_first")
+    w_ahead = load_tile_ahead(w_ptr, 0, n, start, BLOCK, "evict_last")[0]
+    b_ahead = load_tile_ahead(b_ptr, 0, n, start, BLOCK, "evict_last")[0]
+    for t in range(0, tiles):
+        x, cols, mask, w, b = x_ahead, cols_ahead, mask_ahead, w_ahead, b_ahead
+        start = reread_tile_start(t + 1, tiles, BLOCK, True)  # -BLOCK after the last: masked off
+        x_ahead, cols_ahead, mask_ahead = load_tile_ahead(x_ptr, row, n, start, BLOCK, "evict_first")
+        w_ahead = load_tile_ahead(w_ptr, 0, n, start, BLOCK, "evict_last")[0]
+        b_ahead = load_tile_ahead(b_ptr, 0, n, start, BLOCK, "evict_last")[0]
+        tl.store(y_ptr + row * n + cols, ((x - mean) * rstd * w + b).to(y_ptr.dtype.element_ty), mask=mask)
+    tl.store(mean_ptr + row, mean)
+    tl.store(rstd_ptr + row, rstd)
+
+
+@variant("tile_ahead")
+def tile_ahead(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor):
+    _check(x, weight, ("bias", bias))
+    return _reread(x, weight, bias, triton_src.launcher, layernorm_tile_ahead_kernel)
+
+
+@backward("tile_ahead")
+def tile_ahead_backward(dy, x, weight, bias, mean, rstd):
     _check(x, weight, ("bias", bias), grad=dy)
     return _split_backward(dy, x, weight, bias, mean, rstd, triton_src.launcher)

@@ -16,6 +16,8 @@ Steps (each one a row, triton:<name>; measured figures: results/<gpu>/rmsnorm.md
   v6 reread   + forward rows past 32K: v1's tiles again, held by many small programs instead of one large one,
               the row's second read served by L2 (layernorm.py's v7)
   v7 newest_first  + the second pass from the row's end (layernorm.py's v8)
+  v8 tile_ahead  + each pass loads its next tile before it uses this one, two tiles in flight a thread
+              (layernorm.py's v9, whose per-lane statistics v6 already has: Σx² a lane)
 
 triton_src/layernorm.py without the mean and the bias: one statistic per row, so v1's forward reads the row twice,
 not three times, and the backward reduces one gradient across rows, not two. What the two files share is
@@ -34,9 +36,9 @@ from compare.validate import InputError, check_inputs
 from triton_src import as_written
 from triton_src.layernorm import (MAX_FUSED_BACKWARD_COLS, MAX_FUSED_COLS, MAX_PREFETCH_COLS, PREFETCH_VALUES,
                                   REREAD_AFTER_COLS, REREAD_CONFIGS, SPLIT_AFTER_COLS, SPLIT_COLS, SPLIT_WARPS,
-                                  WARP_CONFIGS, fused_backward_programs, fused_tile, load_tile, load_tile_hinted,
-                                  partial_sums, reread_tile_start, sm_count, split_programs, sum_partials,
-                                  warps_worth_trying)
+                                  WARP_CONFIGS, fused_backward_programs, fused_tile, load_tile, load_tile_ahead,
+                                  load_tile_hinted, partial_sums, reread_tile_start, sm_count, split_programs,
+                                  sum_partials, warps_worth_trying)
 
 EPS = 1e-6  # the spec's (specs/rmsnorm.py)
 
@@ -339,20 +341,21 @@ def rmsnorm_reread_kernel(x_ptr, w_ptr, y_ptr, rstd_ptr, m, n, eps, BLOCK: tl.co
     tl.store(rstd_ptr + row, rstd)
 
 
-def _reread(x, weight, via=as_written, newest_first=False):
+def _reread(x, weight, via=as_written, kernel=rmsnorm_reread_kernel, **meta):
+    """Rows past REREAD_AFTER_COLS through `kernel` (v6's or a later step's), one program a row; others to v2."""
     m, n = x.shape
     if n <= REREAD_AFTER_COLS or not m:
         return _fused(x, weight, via)
     y = torch.empty_like(x)
     rstd = torch.empty(m, device=x.device, dtype=torch.float32)
-    via(rmsnorm_reread_kernel)[(m,)](x, weight, y, rstd, m, n, EPS, NEWEST_FIRST=newest_first)
+    via(kernel)[(m,)](x, weight, y, rstd, m, n, EPS, **meta)
     return y, rstd
 
 
 @variant("reread")
 def reread(x: torch.Tensor, weight: torch.Tensor):
     _check(x, weight)
-    return _reread(x, weight, triton_src.launcher)
+    return _reread(x, weight, triton_src.launcher, NEWEST_FIRST=False)
 
 
 @backward("reread")
@@ -365,10 +368,47 @@ def reread_backward(dy, x, weight, rstd):
 @variant("newest_first")
 def newest_first(x: torch.Tensor, weight: torch.Tensor):
     _check(x, weight)
-    return _reread(x, weight, triton_src.launcher, newest_first=True)
+    return _reread(x, weight, triton_src.launcher, NEWEST_FIRST=True)
 
 
 @backward("newest_first")
 def newest_first_backward(dy, x, weight, rstd):
+    _check(x, weight, grad=dy)
+    return _split_backward(dy, x, weight, rstd, triton_src.launcher)
+
+
+# ---- tile_ahead: the next tile's loads issued before this tile's are used (layernorm.py's v9 says why). -----------
+@triton.autotune(configs=REREAD_CONFIGS, key=["m", "n"])
+@triton.jit
+def rmsnorm_tile_ahead_kernel(x_ptr, w_ptr, y_ptr, rstd_ptr, m, n, eps, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    tiles = tl.cdiv(n, BLOCK)
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    x_ahead = load_tile_ahead(x_ptr, row, n, 0, BLOCK, "evict_last")[0]
+    for t in range(0, tiles):
+        x = x_ahead
+        x_ahead = load_tile_ahead(x_ptr, row, n, (t + 1) * BLOCK, BLOCK, "evict_last")[0]
+        acc += x * x
+    rstd = 1.0 / tl.sqrt(tl.sum(acc, axis=0) / n + eps)
+    start = reread_tile_start(0, tiles, BLOCK, True)
+    x_ahead, cols_ahead, mask_ahead = load_tile_ahead(x_ptr, row, n, start, BLOCK, "evict_first")
+    w_ahead = load_tile_ahead(w_ptr, 0, n, start, BLOCK, "evict_last")[0]
+    for t in range(0, tiles):
+        x, cols, mask, w = x_ahead, cols_ahead, mask_ahead, w_ahead
+        start = reread_tile_start(t + 1, tiles, BLOCK, True)  # -BLOCK after the last: masked off
+        x_ahead, cols_ahead, mask_ahead = load_tile_ahead(x_ptr, row, n, start, BLOCK, "evict_first")
+        w_ahead = load_tile_ahead(w_ptr, 0, n, start, BLOCK, "evict_last")[0]
+        tl.store(y_ptr + row * n + cols, (x * rstd * w).to(y_ptr.dtype.element_ty), mask=mask)
+    tl.store(rstd_ptr + row, rstd)
+
+
+@variant("tile_ahead")
+def tile_ahead(x: torch.Tensor, weight: torch.Tensor):
+    _check(x, weight)
+    return _reread(x, weight, triton_src.launcher, rmsnorm_tile_ahead_kernel)
+
+
+@backward("tile_ahead")
+def tile_ahead_backward(dy, x, weight, rstd):
     _check(x, weight, grad=dy)
     return _split_backward(dy, x, weight, rstd, triton_src.launcher)
