@@ -657,10 +657,11 @@ def layernorm_reread_kernel(x_ptr, w_ptr, b_ptr, y_ptr, mean_ptr, rstd_ptr, m, n
     tl.store(rstd_ptr + row, rstd)
 
 
-def _reread(x, weight, bias, via=as_written, kernel=layernorm_reread_kernel, **meta):
-    """Rows past REREAD_AFTER_COLS through `kernel` (v7's or a later step's), one program a row; others to v5."""
+def _reread(x, weight, bias, via=as_written, kernel=layernorm_reread_kernel, after_cols=None, **meta):
+    """Rows past after_cols (default REREAD_AFTER_COLS) through `kernel` (v7's or a later step's), one program a
+    row; others to v5."""
     m, n = x.shape
-    if n <= REREAD_AFTER_COLS or not m:
+    if n <= (REREAD_AFTER_COLS if after_cols is None else after_cols) or not m:
         return _occupancy(x, weight, bias, via)
     y = torch.empty_like(x)
     mean, rstd = row_statistics(m, x.device, 2)
@@ -712,11 +713,15 @@ def newest_first_backward(dy, x, weight, bias, mean, rstd):
 #     the loop; the lanes are merged once after it (the row's mean from the lanes', then each lane's squared
 #     deviations plus its count times its mean's squared distance from the row's).
 # Every lane in the mask of tile t has taken an element of each earlier tile (only the last tile is short), so its
-# count is t + 1: one reciprocal a tile, not a division an element. Everything else (the rows it takes, the eviction
-# hints, the second pass from the row's end, the autotuned tile) is v8's. Measured against v8 and CUDA's v12 at
-# 64K-128K (results/nvidia-h200/norm-forward-tile-ahead/, at cdd7a7b): ahead of v8 in both norms and dtypes but one
-# cell, level with v12 in some 16-bit cells, behind it in the rest; under ncu its warps wait far less between
-# issues, while the kernel's duration there was v8's (the two processes' autotuners picked different configs).
+# count is t + 1: one reciprocal a tile, not a division an element. Everything else (the eviction hints, the second
+# pass from the row's end, the autotuned tile) is v8's. Measured against v8 and CUDA's v12 at 64K-128K
+# (results/nvidia-h200/norm-forward-tile-ahead/, at cdd7a7b, taking v8's rows): ahead of v8 in both norms and
+# dtypes but one cell, level with v12 in some 16-bit cells, behind it in the rest; under ncu its warps wait far less
+# between issues, while the kernel's duration there was v8's (the two processes' autotuners picked different
+# configs). It takes rows past TILE_AHEAD_AFTER_COLS.
+TILE_AHEAD_AFTER_COLS = 4096
+
+
 @triton.jit
 def load_tile_ahead(ptr, row, n, start, BLOCK: tl.constexpr, EVICT: tl.constexpr):
     """load_tile_hinted for a tile that may lie before the row's start as well as past its end (the tile after a
@@ -764,7 +769,7 @@ def layernorm_tile_ahead_kernel(x_ptr, w_ptr, b_ptr, y_ptr, mean_ptr, rstd_ptr, 
 @variant("tile_ahead")
 def tile_ahead(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor):
     _check(x, weight, ("bias", bias))
-    return _reread(x, weight, bias, triton_src.launcher, layernorm_tile_ahead_kernel)
+    return _reread(x, weight, bias, triton_src.launcher, layernorm_tile_ahead_kernel, TILE_AHEAD_AFTER_COLS)
 
 
 @backward("tile_ahead")
