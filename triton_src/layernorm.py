@@ -718,8 +718,9 @@ def newest_first_backward(dy, x, weight, bias, mean, rstd):
 # (results/nvidia-h200/norm-forward-tile-ahead/, at cdd7a7b, taking v8's rows): ahead of v8 in both norms and
 # dtypes but one cell, level with v12 in some 16-bit cells, behind it in the rest; under ncu its warps wait far less
 # between issues, while the kernel's duration there was v8's (the two processes' autotuners picked different
-# configs). It takes rows past TILE_AHEAD_AFTER_COLS.
-TILE_AHEAD_AFTER_COLS = 4096
+# configs). Taking rows past 4K it was behind v5/v6 in LayerNorm at 8K-32K and level in RMSNorm
+# (results/nvidia-h200/norm-forward-tile-ahead-8k/, at c27fcd0), so it takes v8's rows only.
+TILE_AHEAD_AFTER_COLS = REREAD_AFTER_COLS
 
 
 @triton.jit
