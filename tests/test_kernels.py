@@ -88,11 +88,10 @@ def test_layernorm_occupancy_step_matches_reference_on_its_own_rows(op_name, dev
 
 
 # The norms' triton:reread, triton:newest_first and triton:tile_ahead take forward rows past REREAD_AFTER_COLS
-# (TILE_AHEAD_AFTER_COLS) only, longer than the interpreter's shapes. With the thresholds lowered here, their own
-# path (tiles, the statistics merged across tiles or lanes, the second pass from either end, the tile after the
-# last masked off) is checked on rows whose tiles (every autotune config runs) are several full ones and a short
-# last one, full ones only, or one short one: an odd N, a power of two and rows far from zero, forward and forward
-# + backward.
+# only, longer than the interpreter's shapes. With the threshold lowered here, their own path (tiles, the
+# statistics merged across tiles or lanes, the second pass from either end, the tile after the last masked off) is
+# checked on rows whose tiles (every autotune config runs) are several full ones and a short last one, full ones
+# only, or one short one: an odd N, a power of two and rows far from zero, forward and forward + backward.
 REREAD_CASES = [(torch.float32, (3, 5001), "random"), (torch.float16, (2, 4096), "random"),
                 (torch.float32, (2, 6000), "large offset")]
 
@@ -109,11 +108,10 @@ def test_norm_reread_step_matches_reference_on_its_own_rows(op_name, impl_name, 
     worker._use_interpreter_autotune_stub(impl)
     fn = impl.load()
     monkeypatch.setattr(norm, "REREAD_AFTER_COLS", 1024)
-    monkeypatch.setattr(norm, "TILE_AHEAD_AFTER_COLS", 1024)
     handed_down = "_occupancy" if hasattr(norm, "_occupancy") else "_fused"
     monkeypatch.setattr(norm, handed_down, lambda *a: pytest.fail(f"{impl_name} handed its own rows down"))
     for dtype, shape, inputs in REREAD_CASES:
-        assert shape[1] > max(norm.REREAD_AFTER_COLS, norm.TILE_AHEAD_AFTER_COLS)
+        assert shape[1] > norm.REREAD_AFTER_COLS
         r = check.check_case(op, impl.name, fn, dtype, shape, device, 0, inputs)
         assert r.ok, f"{impl.name} {r.dtype} {r.shape} {r.inputs}: {r.status}: {r.message}"
 

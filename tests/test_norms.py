@@ -306,18 +306,17 @@ def test_a_long_row_step_launches_its_own_kernels_on_long_rows(op_name, impl_nam
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("norm", ["layernorm", "rmsnorm"])
-@pytest.mark.parametrize("impl_name,kernel,threshold", [("triton:reread", "reread_kernel", "REREAD_AFTER_COLS"),
-                                                         ("triton:newest_first", "reread_kernel", "REREAD_AFTER_COLS"),
-                                                         ("triton:tile_ahead", "tile_ahead_kernel",
-                                                          "TILE_AHEAD_AFTER_COLS")])
+@pytest.mark.parametrize("impl_name,kernel", [("triton:reread", "reread_kernel"),
+                                               ("triton:newest_first", "reread_kernel"),
+                                               ("triton:tile_ahead", "tile_ahead_kernel")])
 @pytest.mark.parametrize("dtype,shape", [(torch.float32, (8, 32768)), (torch.bfloat16, (64, 65536)),
                                          (torch.float32, (8, 40000)), (torch.bfloat16, (64, 4096)),
                                          (torch.float32, (16, 5000))])
-def test_the_reread_steps_take_forward_rows_past_their_threshold(norm, impl_name, kernel, threshold, dtype, shape):
-    """Their own kernel past their threshold (triton_src/layernorm.py), v6's (or v5's) at it and below."""
+def test_the_reread_steps_take_forward_rows_past_their_threshold(norm, impl_name, kernel, dtype, shape):
+    """Their own kernel past REREAD_AFTER_COLS (triton_src/layernorm.py), v6's (or v5's) at it and below."""
     import importlib
 
-    after_cols = getattr(importlib.import_module(f"triton_src.{norm}"), threshold)
+    after_cols = importlib.import_module(f"triton_src.{norm}").REREAD_AFTER_COLS
     names = _kernels_launched(norm, impl_name, dtype, shape)
     own = any(f"{norm}_{kernel}" in name for name in names)
     assert own == (shape[1] > after_cols), f"{impl_name} at {shape} {dtype} launched {names}"

@@ -657,11 +657,10 @@ def layernorm_reread_kernel(x_ptr, w_ptr, b_ptr, y_ptr, mean_ptr, rstd_ptr, m, n
     tl.store(rstd_ptr + row, rstd)
 
 
-def _reread(x, weight, bias, via=as_written, kernel=layernorm_reread_kernel, after_cols=None, **meta):
-    """Rows past after_cols (default REREAD_AFTER_COLS) through `kernel` (v7's or a later step's), one program a
-    row; others to v5."""
+def _reread(x, weight, bias, via=as_written, kernel=layernorm_reread_kernel, **meta):
+    """Rows past REREAD_AFTER_COLS through `kernel` (v7's or a later step's), one program a row; others to v5."""
     m, n = x.shape
-    if n <= (REREAD_AFTER_COLS if after_cols is None else after_cols) or not m:
+    if n <= REREAD_AFTER_COLS or not m:
         return _occupancy(x, weight, bias, via)
     y = torch.empty_like(x)
     mean, rstd = row_statistics(m, x.device, 2)
@@ -719,8 +718,7 @@ def newest_first_backward(dy, x, weight, bias, mean, rstd):
 # dtypes but one cell, level with v12 in some 16-bit cells, behind it in the rest; under ncu its warps wait far less
 # between issues, while the kernel's duration there was v8's (the two processes' autotuners picked different
 # configs). Taking rows past 4K it was behind v5/v6 in LayerNorm at 8K-32K and level in RMSNorm
-# (results/nvidia-h200/norm-forward-tile-ahead-8k/, at c27fcd0), so it takes v8's rows only.
-TILE_AHEAD_AFTER_COLS = REREAD_AFTER_COLS
+# (results/nvidia-h200/norm-forward-tile-ahead-8k/, at c27fcd0), so it takes v8's rows only (past REREAD_AFTER_COLS).
 
 
 @triton.jit
@@ -770,7 +768,7 @@ def layernorm_tile_ahead_kernel(x_ptr, w_ptr, b_ptr, y_ptr, mean_ptr, rstd_ptr, 
 @variant("tile_ahead")
 def tile_ahead(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor):
     _check(x, weight, ("bias", bias))
-    return _reread(x, weight, bias, triton_src.launcher, layernorm_tile_ahead_kernel, TILE_AHEAD_AFTER_COLS)
+    return _reread(x, weight, bias, triton_src.launcher, layernorm_tile_ahead_kernel)
 
 
 @backward("tile_ahead")

@@ -36,9 +36,9 @@ from compare.validate import InputError, check_inputs
 from triton_src import as_written
 from triton_src.layernorm import (MAX_FUSED_BACKWARD_COLS, MAX_FUSED_COLS, MAX_PREFETCH_COLS, PREFETCH_VALUES,
                                   REREAD_AFTER_COLS, REREAD_CONFIGS, SPLIT_AFTER_COLS, SPLIT_COLS, SPLIT_WARPS,
-                                  TILE_AHEAD_AFTER_COLS, WARP_CONFIGS, fused_backward_programs, fused_tile,
-                                  load_tile, load_tile_ahead, load_tile_hinted, partial_sums, reread_tile_start,
-                                  sm_count, split_programs, sum_partials, warps_worth_trying)
+                                  WARP_CONFIGS, fused_backward_programs, fused_tile, load_tile, load_tile_ahead,
+                                  load_tile_hinted, partial_sums, reread_tile_start, sm_count, split_programs,
+                                  sum_partials, warps_worth_trying)
 
 EPS = 1e-6  # the spec's (specs/rmsnorm.py)
 
@@ -341,11 +341,10 @@ def rmsnorm_reread_kernel(x_ptr, w_ptr, y_ptr, rstd_ptr, m, n, eps, BLOCK: tl.co
     tl.store(rstd_ptr + row, rstd)
 
 
-def _reread(x, weight, via=as_written, kernel=rmsnorm_reread_kernel, after_cols=None, **meta):
-    """Rows past after_cols (default REREAD_AFTER_COLS) through `kernel` (v6's or a later step's), one program a
-    row; others to v2."""
+def _reread(x, weight, via=as_written, kernel=rmsnorm_reread_kernel, **meta):
+    """Rows past REREAD_AFTER_COLS through `kernel` (v6's or a later step's), one program a row; others to v2."""
     m, n = x.shape
-    if n <= (REREAD_AFTER_COLS if after_cols is None else after_cols) or not m:
+    if n <= REREAD_AFTER_COLS or not m:
         return _fused(x, weight, via)
     y = torch.empty_like(x)
     rstd = torch.empty(m, device=x.device, dtype=torch.float32)
@@ -406,7 +405,7 @@ def rmsnorm_tile_ahead_kernel(x_ptr, w_ptr, y_ptr, rstd_ptr, m, n, eps, BLOCK: t
 @variant("tile_ahead")
 def tile_ahead(x: torch.Tensor, weight: torch.Tensor):
     _check(x, weight)
-    return _reread(x, weight, triton_src.launcher, rmsnorm_tile_ahead_kernel, TILE_AHEAD_AFTER_COLS)
+    return _reread(x, weight, triton_src.launcher, rmsnorm_tile_ahead_kernel)
 
 
 @backward("tile_ahead")
