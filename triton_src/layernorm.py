@@ -21,6 +21,9 @@ Steps (each one a row, triton:<name>; measured figures: results/<gpu>/layernorm.
   v8 newest_first  + the second pass from the row's end, where L2 holds the row's most recent tiles
   v9 tile_ahead  + each pass loads its next tile before it uses this one (two tiles in flight a thread), and the
               statistics are kept per lane through the first pass (no block-wide sum a tile), merged once after it
+  v10 exchange  + backward rows past 4K: a row split over programs that are all resident at once, each passing its
+              part of the row's two sums to the others through L2 and waiting for theirs, so the row is read once
+              (the forward is v9's)
 
 As in cuda_src/layernorm.cu, each step takes the rows it adds a path for and hands every other shape to the step
 before, so each row runs every shape (rows longer than v2 holds go to v1, whose tiles take any N).
@@ -775,3 +778,137 @@ def tile_ahead(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor):
 def tile_ahead_backward(dy, x, weight, bias, mean, rstd):
     _check(x, weight, ("bias", bias), grad=dy)
     return _split_backward(dy, x, weight, bias, mean, rstd, triton_src.launcher)
+
+
+# ---- exchange: a long row's backward shared by programs that pass their sums to each other. -----------------------
+# The backward's row needs two sums over all its columns before any of its dx, and its dweight and dbias sums are one
+# value a column kept across the rows a program takes: x, dy, w and the two sums, five N-element fp32 vectors. A
+# program of 32 warps holds them for rows of up to 8K (v2, v3); at 16K the compiler spills them (v2 at 16K is behind
+# v3 at 8K in results/<gpu>/layernorm-backward.md), and v4 reads the row twice, once per kernel, because the second
+# launch was its only barrier between a row's sums and its dx. CUDA's v10 keeps one read by splitting the row over
+# the blocks of a cluster, which add their sums through distributed shared memory (cuda_src/layernorm.cu).
+# Triton has no clusters, but programs that are all resident at once can wait for each other through L2. v10:
+#   - each row is split over `parts` programs of EXCHANGE_COLS columns each; a group of `parts` programs (consecutive
+#     program ids) takes a contiguous run of rows, each program its columns of every row, keeping its columns'
+#     dweight and dbias in registers (v2's partial row, per group);
+#   - for each row a program stores its columns' two sums in the row's slot for it, then adds 1 to the row's arrival
+#     counter (an atomic with release semantics, after a barrier: every thread's stores first), waits until the
+#     counter reaches `parts` (an atomic read with acquire semantics, in a loop), and adds all the row's slots in one
+#     order, the same bits in every program of the row (v4's rule); then it writes its columns of dx;
+#   - the next row's loads are issued before this row's sums are exchanged (v3's prefetch), so they are in flight
+#     while the program waits;
+#   - the launch is cooperative (Triton's launch_cooperative_grid): the driver refuses a grid whose programs cannot
+#     all be resident at once, where a plain launch could leave waiting programs holding every multiprocessor while
+#     the programs they wait for never start. The grid is EXCHANGE_PROGRAMS_PER_SM programs an SM, each with its
+#     registers capped to fit (maxnreg, as v5's forward does).
+# The counters are zeroed on every call (one more memset launch), so nothing carries over between calls. Triton's
+# interpreter runs programs one at a time, so a program there would wait forever for the next: under it, v10 takes
+# only rows that one program holds (parts = 1; tests/test_kernels.py lowers the thresholds to reach it), and hands the
+# rest to v4. Rows of EXCHANGE_AFTER_COLS or fewer go to v4's path as well (on to v3 and v2).
+EXCHANGE_AFTER_COLS = 4096
+EXCHANGE_COLS = 4096
+EXCHANGE_WARPS = 16  # 8 values of each [EXCHANGE_COLS] vector a thread
+EXCHANGE_PROGRAMS_PER_SM = 2
+EXCHANGE_LAUNCH = dict(num_warps=EXCHANGE_WARPS, launch_cooperative_grid=True,
+                       maxnreg=REGISTERS_PER_SM // (EXCHANGE_PROGRAMS_PER_SM * 32 * EXCHANGE_WARPS))
+
+
+@triton.jit
+def exchange_sums(slots_ptr, arrived_ptr, row, part, parts, a, b, PARTS: tl.constexpr):
+    """Two sums over a row that `parts` resident programs share, from each program's part of them (a, b): stored in
+    this program's slot of the row, then, once every program of the row has stored its own, all slots added."""
+    slot = slots_ptr + (row * parts + part) * 2
+    tl.store(slot, a)
+    tl.store(slot + 1, b)
+    tl.debug_barrier()  # every thread's stores before the release below (CUDA's grid sync does the same)
+    tl.atomic_add(arrived_ptr + row, 1, sem="release")
+    while tl.atomic_add(arrived_ptr + row, 0, sem="acquire") < parts:
+        pass
+    which = tl.arange(0, PARTS)
+    slots = slots_ptr + (row * parts + which) * 2
+    present = which < parts
+    # volatile: read from L2, never from an L1 line of this multiprocessor that an earlier program might have left
+    a = tl.sum(tl.load(slots, mask=present, other=0.0, volatile=True), axis=0)
+    b = tl.sum(tl.load(slots + 1, mask=present, other=0.0, volatile=True), axis=0)
+    return a, b
+
+
+@triton.jit
+def layernorm_exchange_backward_kernel(dy_ptr, x_ptr, w_ptr, mean_ptr, rstd_ptr, dx_ptr, dw_part_ptr, db_part_ptr,
+                                       slots_ptr, arrived_ptr, m, n, parts, rows_per_group, BLOCK: tl.constexpr,
+                                       PARTS: tl.constexpr):
+    program = tl.program_id(0)
+    g = (program // parts).to(tl.int64)
+    part = program % parts
+    w, cols, mask = load_tile(w_ptr, 0, n, part * BLOCK, BLOCK)
+    dw = tl.zeros([BLOCK], dtype=tl.float32)
+    db = tl.zeros([BLOCK], dtype=tl.float32)
+    first = g * rows_per_group
+    last = tl.minimum(first + rows_per_group, m)
+    x_next = tl.load(x_ptr + first * n + cols, mask=mask & (first < last), other=0.0)
+    dy_next = tl.load(dy_ptr + first * n + cols, mask=mask & (first < last), other=0.0)
+    for row in range(first, last):
+        x, dy = x_next.to(tl.float32), dy_next.to(tl.float32)
+        x_next = tl.load(x_ptr + (row + 1) * n + cols, mask=mask & (row + 1 < last), other=0.0)
+        dy_next = tl.load(dy_ptr + (row + 1) * n + cols, mask=mask & (row + 1 < last), other=0.0)
+        rstd = tl.load(rstd_ptr + row)
+        xhat = tl.where(mask, (x - tl.load(mean_ptr + row)) * rstd, 0.0)
+        wdy = w * dy
+        s_wdy_xhat, s_wdy = exchange_sums(slots_ptr, arrived_ptr, row, part, parts, tl.sum(wdy * xhat, axis=0),
+                                          tl.sum(wdy, axis=0), PARTS)
+        tl.store(dx_ptr + row * n + cols, ((wdy - s_wdy / n - xhat * (s_wdy_xhat / n)) * rstd)
+                 .to(dx_ptr.dtype.element_ty), mask=mask)
+        dw += dy * xhat
+        db += dy
+    tl.store(dw_part_ptr + g * n + cols, dw, mask=mask)  # a group with no rows writes zeros
+    tl.store(db_part_ptr + g * n + cols, db, mask=mask)
+
+
+def exchange_programs(x: torch.Tensor) -> tuple[int, int, int] | None:
+    """(parts a row, groups of rows, rows a group) of an exchange backward of x, or None where v10 does not take x:
+    rows of EXCHANGE_AFTER_COLS or fewer, rows longer than the resident programs cover, or, under Triton's
+    interpreter, rows that more than one program shares."""
+    m, n = x.shape
+    if n <= EXCHANGE_AFTER_COLS or not m:
+        return None
+    parts = triton_src.cdiv(n, EXCHANGE_COLS)
+    resident = EXCHANGE_PROGRAMS_PER_SM * sm_count(x.device)
+    if parts > resident or (parts > 1 and not triton_src.runs_ptx(x)):
+        return None
+    groups, rows_per_group = row_groups(m, resident // parts)
+    return parts, groups, rows_per_group
+
+
+def exchange_buffers(m: int, parts: int, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+    """The (M, parts, 2) fp32 slots of the rows' sums and the M arrival counters, zeroed."""
+    return (torch.empty((m, parts, 2), device=device, dtype=torch.float32),
+            torch.zeros(m, device=device, dtype=torch.int32))
+
+
+def _exchange_backward(dy, x, weight, bias, mean, rstd, via=as_written):
+    programs = exchange_programs(x)
+    if programs is None:
+        return _split_backward(dy, x, weight, bias, mean, rstd, via)
+    parts, groups, rows_per_group = programs
+    m, n = x.shape
+    dx = torch.empty_like(x)
+    grads = torch.empty((2, n), device=x.device, dtype=weight.dtype)  # dweight and dbias
+    part = partial_sums(groups, n, x.device, 2)
+    slots, arrived = exchange_buffers(m, parts, x.device)
+    via(layernorm_exchange_backward_kernel)[(groups * parts,)](
+        dy, x, weight, mean, rstd, dx, part[0], part[1], slots, arrived, m, n, parts, rows_per_group,
+        BLOCK=EXCHANGE_COLS, PARTS=triton_src.next_power_of_2(parts), **EXCHANGE_LAUNCH)
+    sum_partials(part, grads, via)
+    return dx, grads[0], grads[1]
+
+
+@variant("exchange")
+def exchange(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor):
+    _check(x, weight, ("bias", bias))
+    return _reread(x, weight, bias, triton_src.launcher, layernorm_tile_ahead_kernel)
+
+
+@backward("exchange")
+def exchange_backward(dy, x, weight, bias, mean, rstd):
+    _check(x, weight, ("bias", bias), grad=dy)
+    return _exchange_backward(dy, x, weight, bias, mean, rstd, triton_src.launcher)

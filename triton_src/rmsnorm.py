@@ -18,6 +18,9 @@ Steps (each one a row, triton:<name>; measured figures: results/<gpu>/rmsnorm.md
   v7 newest_first  + the second pass from the row's end (layernorm.py's v8)
   v8 tile_ahead  + each pass loads its next tile before it uses this one, two tiles in flight a thread
               (layernorm.py's v9, whose per-lane statistics v6 already has: Σx² a lane)
+  v9 exchange + backward rows past 4K: a row split over programs that are all resident at once, each passing its
+              part of the row's sum to the others through L2 and waiting for theirs, so the row is read once
+              (layernorm.py's v10; the forward is v8's)
 
 triton_src/layernorm.py without the mean and the bias: one statistic per row, so v1's forward reads the row twice,
 not three times, and the backward reduces one gradient across rows, not two. What the two files share is
@@ -34,9 +37,10 @@ import triton_src
 from compare.spec import backward, variant
 from compare.validate import InputError, check_inputs
 from triton_src import as_written
-from triton_src.layernorm import (MAX_FUSED_BACKWARD_COLS, MAX_FUSED_COLS, MAX_PREFETCH_COLS, PREFETCH_VALUES,
-                                  REREAD_AFTER_COLS, REREAD_CONFIGS, SPLIT_AFTER_COLS, SPLIT_COLS, SPLIT_WARPS,
-                                  WARP_CONFIGS, fused_backward_programs, fused_tile, load_tile, load_tile_ahead,
+from triton_src.layernorm import (EXCHANGE_COLS, EXCHANGE_LAUNCH, MAX_FUSED_BACKWARD_COLS, MAX_FUSED_COLS,
+                                  MAX_PREFETCH_COLS, PREFETCH_VALUES, REREAD_AFTER_COLS, REREAD_CONFIGS, SPLIT_AFTER_COLS, SPLIT_COLS, SPLIT_WARPS,
+                                  WARP_CONFIGS, exchange_buffers, exchange_programs, exchange_sums,
+                                  fused_backward_programs, fused_tile, load_tile, load_tile_ahead,
                                   load_tile_hinted, partial_sums, reread_tile_start, sm_count, split_programs,
                                   sum_partials, warps_worth_trying)
 
@@ -412,3 +416,60 @@ def tile_ahead(x: torch.Tensor, weight: torch.Tensor):
 def tile_ahead_backward(dy, x, weight, rstd):
     _check(x, weight, grad=dy)
     return _split_backward(dy, x, weight, rstd, triton_src.launcher)
+
+
+# ---- exchange: a long row's backward shared by programs that pass their sums to each other (layernorm.py's v10). --
+@triton.jit
+def rmsnorm_exchange_backward_kernel(dy_ptr, x_ptr, w_ptr, rstd_ptr, dx_ptr, dw_part_ptr, slots_ptr, arrived_ptr, m,
+                                     n, parts, rows_per_group, BLOCK: tl.constexpr, PARTS: tl.constexpr):
+    program = tl.program_id(0)
+    g = (program // parts).to(tl.int64)
+    part = program % parts
+    w, cols, mask = load_tile(w_ptr, 0, n, part * BLOCK, BLOCK)
+    dw = tl.zeros([BLOCK], dtype=tl.float32)
+    first = g * rows_per_group
+    last = tl.minimum(first + rows_per_group, m)
+    x_next = tl.load(x_ptr + first * n + cols, mask=mask & (first < last), other=0.0)
+    dy_next = tl.load(dy_ptr + first * n + cols, mask=mask & (first < last), other=0.0)
+    for row in range(first, last):
+        x, dy = x_next.to(tl.float32), dy_next.to(tl.float32)
+        x_next = tl.load(x_ptr + (row + 1) * n + cols, mask=mask & (row + 1 < last), other=0.0)
+        dy_next = tl.load(dy_ptr + (row + 1) * n + cols, mask=mask & (row + 1 < last), other=0.0)
+        rstd = tl.load(rstd_ptr + row)
+        xhat = x * rstd
+        wdy = w * dy
+        # one sum a row: the exchange's second slot carries a zero
+        s_wdy_xhat = exchange_sums(slots_ptr, arrived_ptr, row, part, parts, tl.sum(wdy * xhat, axis=0), 0.0,
+                                   PARTS)[0]
+        tl.store(dx_ptr + row * n + cols, ((wdy - xhat * (s_wdy_xhat / n)) * rstd).to(dx_ptr.dtype.element_ty),
+                 mask=mask)
+        dw += dy * xhat
+    tl.store(dw_part_ptr + g * n + cols, dw, mask=mask)  # a group with no rows writes zeros
+
+
+def _exchange_backward(dy, x, weight, rstd, via=as_written):
+    programs = exchange_programs(x)
+    if programs is None:
+        return _split_backward(dy, x, weight, rstd, via)
+    parts, groups, rows_per_group = programs
+    m, n = x.shape
+    dx, dweight = torch.empty_like(x), torch.empty_like(weight)
+    part = partial_sums(groups, n, x.device, 1)
+    slots, arrived = exchange_buffers(m, parts, x.device)
+    via(rmsnorm_exchange_backward_kernel)[(groups * parts,)](
+        dy, x, weight, rstd, dx, part, slots, arrived, m, n, parts, rows_per_group, BLOCK=EXCHANGE_COLS,
+        PARTS=triton_src.next_power_of_2(parts), **EXCHANGE_LAUNCH)
+    sum_partials(part, dweight.view(1, n), via)
+    return dx, dweight
+
+
+@variant("exchange")
+def exchange(x: torch.Tensor, weight: torch.Tensor):
+    _check(x, weight)
+    return _reread(x, weight, triton_src.launcher, rmsnorm_tile_ahead_kernel)
+
+
+@backward("exchange")
+def exchange_backward(dy, x, weight, rstd):
+    _check(x, weight, grad=dy)
+    return _exchange_backward(dy, x, weight, rstd, triton_src.launcher)
