@@ -38,11 +38,11 @@ from compare.spec import backward, variant
 from compare.validate import InputError, check_inputs
 from triton_src import as_written
 from triton_src.layernorm import (EXCHANGE_COLS, EXCHANGE_LAUNCH, MAX_FUSED_BACKWARD_COLS, MAX_FUSED_COLS,
-                                  MAX_PREFETCH_COLS, PREFETCH_VALUES, REREAD_AFTER_COLS, REREAD_CONFIGS, SPLIT_AFTER_COLS, SPLIT_COLS, SPLIT_WARPS,
-                                  WARP_CONFIGS, exchange_buffers, exchange_programs, exchange_sums,
-                                  fused_backward_programs, fused_tile, load_tile, load_tile_ahead,
-                                  load_tile_hinted, partial_sums, reread_tile_start, sm_count, split_programs,
-                                  sum_partials, warps_worth_trying)
+                                  MAX_PREFETCH_COLS, PREFETCH_VALUES, REREAD_AFTER_COLS, REREAD_CONFIGS,
+                                  SPLIT_AFTER_COLS, SPLIT_COLS, SPLIT_WARPS, WARP_CONFIGS, exchange_buffers,
+                                  exchange_programs, exchange_sums, fused_backward_programs, fused_tile, load_tile,
+                                  load_tile_ahead, load_tile_hinted, partial_sums, reread_tile_start, sm_count,
+                                  split_programs, sum_partials, warps_worth_trying)
 
 EPS = 1e-6  # the spec's (specs/rmsnorm.py)
 
