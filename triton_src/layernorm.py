@@ -791,51 +791,58 @@ def tile_ahead_backward(dy, x, weight, bias, mean, rstd):
 #   - each row is split over `parts` programs of EXCHANGE_COLS columns each; a group of `parts` programs (consecutive
 #     program ids) takes a contiguous run of rows, each program its columns of every row, keeping its columns'
 #     dweight and dbias in registers (v2's partial row, per group);
-#   - for each row a program stores its columns' two sums in the row's slot for it, then adds 1 to the row's arrival
-#     counter (an atomic with release semantics, after a barrier: every thread's stores first), waits until the
-#     counter reaches `parts` (an atomic read with acquire semantics, in a loop), and adds all the row's slots in one
-#     order, the same bits in every program of the row (v4's rule); then it writes its columns of dx;
-#   - the next row's loads are issued before this row's sums are exchanged (v3's prefetch), so they are in flight
-#     while the program waits;
+#   - a program publishes its columns' two sums of a row in the row's slots for it, each sum a 64-bit word whose high
+#     half is a flag (a relaxed atomic exchange: no fence, nothing to wait for), and reads the row's words (volatile
+#     loads, from L2) until every flag is set, adding the sums in one order, the same bits in every program of the
+#     row (v4's rule); the slots are zeroed on every call, so nothing carries over between calls;
+#   - a row's dx is written one row late: the program publishes row r's sums, then gathers row r - 1's, published by
+#     its partners an iteration ago, and writes row r - 1's dx from x̂ and w·dy it kept in registers. A first
+#     version that waited for row r's sums before its dx (a release atomic to count arrivals, an acquire loop on
+#     it) was behind v4 at 8K and little ahead of it past 8K (results/nvidia-h200/norm-backward-exchange/, at
+#     d68727d);
+#   - the next row's loads are issued before this row is reduced (v3's prefetch);
 #   - the launch is cooperative (Triton's launch_cooperative_grid): the driver refuses a grid whose programs cannot
 #     all be resident at once, where a plain launch could leave waiting programs holding every multiprocessor while
 #     the programs they wait for never start. The grid is EXCHANGE_PROGRAMS_PER_SM programs an SM, each with its
 #     registers capped to fit (maxnreg, as v5's forward does).
-# The counters are zeroed on every call (one more memset launch), so nothing carries over between calls. Triton's
-# interpreter runs programs one at a time, so a program there would wait forever for the next: under it, v10 takes
-# only rows that one program holds (parts = 1; tests/test_kernels.py lowers the thresholds to reach it), and hands the
-# rest to v4. Rows of EXCHANGE_AFTER_COLS or fewer go to v4's path as well (on to v3 and v2).
+# Triton's interpreter runs programs one at a time, so a program there would wait forever for the next: under it,
+# v10 takes only rows that one program holds (parts = 1; tests/test_kernels.py lowers the thresholds to reach it), and
+# hands the rest to v4. Rows of EXCHANGE_AFTER_COLS or fewer go to v4's path as well (on to v3 and v2).
 EXCHANGE_AFTER_COLS = 4096
 EXCHANGE_COLS = 4096
 EXCHANGE_WARPS = 16  # 8 values of each [EXCHANGE_COLS] vector a thread
-EXCHANGE_PROGRAMS_PER_SM = 2
+EXCHANGE_PROGRAMS_PER_SM = 1
 EXCHANGE_LAUNCH = dict(num_warps=EXCHANGE_WARPS, launch_cooperative_grid=True,
-                       maxnreg=REGISTERS_PER_SM // (EXCHANGE_PROGRAMS_PER_SM * 32 * EXCHANGE_WARPS))
+                       maxnreg=min(255, REGISTERS_PER_SM // (EXCHANGE_PROGRAMS_PER_SM * 32 * EXCHANGE_WARPS)))
+PUBLISHED = tl.constexpr(1 << 32)  # the flag of a slot's word, above its 32 bits of fp32 sum
 
 
 @triton.jit
-def exchange_sums(slots_ptr, arrived_ptr, row, part, parts, a, b, PARTS: tl.constexpr):
-    """Two sums over a row that `parts` resident programs share, from each program's part of them (a, b): stored in
-    this program's slot of the row, then, once every program of the row has stored its own, all slots added."""
+def publish_sums(slots_ptr, row, part, parts, a, b):
+    """This program's part (a, b) of a row's two sums, into its slots of the row, each flagged as published."""
     slot = slots_ptr + (row * parts + part) * 2
-    tl.store(slot, a)
-    tl.store(slot + 1, b)
-    tl.debug_barrier()  # every thread's stores before the release below (CUDA's grid sync does the same)
-    tl.atomic_add(arrived_ptr + row, 1, sem="release")
-    while tl.atomic_add(arrived_ptr + row, 0, sem="acquire") < parts:
-        pass
+    tl.atomic_xchg(slot, a.to(tl.uint32, bitcast=True).to(tl.int64) | PUBLISHED, sem="relaxed")
+    tl.atomic_xchg(slot + 1, b.to(tl.uint32, bitcast=True).to(tl.int64) | PUBLISHED, sem="relaxed")
+
+
+@triton.jit
+def gather_sums(slots_ptr, row, parts, PARTS: tl.constexpr):
+    """A row's two sums over all `parts` programs sharing it, once every one has published its part."""
     which = tl.arange(0, PARTS)
-    slots = slots_ptr + (row * parts + which) * 2
-    present = which < parts
-    # volatile: read from L2, never from an L1 line of this multiprocessor that an earlier program might have left
-    a = tl.sum(tl.load(slots, mask=present, other=0.0, volatile=True), axis=0)
-    b = tl.sum(tl.load(slots + 1, mask=present, other=0.0, volatile=True), axis=0)
+    words = slots_ptr + (row * parts + which)[:, None] * 2 + tl.arange(0, 2)[None, :]
+    present = (which < parts)[:, None]
+    # volatile: from L2 every time, never an L1 line of this multiprocessor
+    got = tl.load(words, mask=present, other=PUBLISHED, volatile=True)
+    while tl.min(tl.min(got >> 32, axis=1), axis=0) == 0:
+        got = tl.load(words, mask=present, other=PUBLISHED, volatile=True)
+    sums = tl.sum((got & 0xFFFFFFFF).to(tl.uint32).to(tl.float32, bitcast=True), axis=0)
+    a, b = tl.split(sums)
     return a, b
 
 
 @triton.jit
 def layernorm_exchange_backward_kernel(dy_ptr, x_ptr, w_ptr, mean_ptr, rstd_ptr, dx_ptr, dw_part_ptr, db_part_ptr,
-                                       slots_ptr, arrived_ptr, m, n, parts, rows_per_group, BLOCK: tl.constexpr,
+                                       slots_ptr, m, n, parts, rows_per_group, BLOCK: tl.constexpr,
                                        PARTS: tl.constexpr):
     program = tl.program_id(0)
     g = (program // parts).to(tl.int64)
@@ -847,19 +854,26 @@ def layernorm_exchange_backward_kernel(dy_ptr, x_ptr, w_ptr, mean_ptr, rstd_ptr,
     last = tl.minimum(first + rows_per_group, m)
     x_next = tl.load(x_ptr + first * n + cols, mask=mask & (first < last), other=0.0)
     dy_next = tl.load(dy_ptr + first * n + cols, mask=mask & (first < last), other=0.0)
-    for row in range(first, last):
+    xhat_late = tl.zeros([BLOCK], dtype=tl.float32)  # the row before's x̂, w·dy and rstd, for its dx
+    wdy_late = tl.zeros([BLOCK], dtype=tl.float32)
+    rstd_late = 0.0
+    for row in range(first, last + 1):  # the last turn writes the last row's dx only
         x, dy = x_next.to(tl.float32), dy_next.to(tl.float32)
         x_next = tl.load(x_ptr + (row + 1) * n + cols, mask=mask & (row + 1 < last), other=0.0)
         dy_next = tl.load(dy_ptr + (row + 1) * n + cols, mask=mask & (row + 1 < last), other=0.0)
-        rstd = tl.load(rstd_ptr + row)
-        xhat = tl.where(mask, (x - tl.load(mean_ptr + row)) * rstd, 0.0)
+        rstd = tl.load(rstd_ptr + row, mask=row < last, other=0.0)
+        xhat = tl.where(mask, (x - tl.load(mean_ptr + row, mask=row < last, other=0.0)) * rstd, 0.0)
         wdy = w * dy
-        s_wdy_xhat, s_wdy = exchange_sums(slots_ptr, arrived_ptr, row, part, parts, tl.sum(wdy * xhat, axis=0),
-                                          tl.sum(wdy, axis=0), PARTS)
-        tl.store(dx_ptr + row * n + cols, ((wdy - s_wdy / n - xhat * (s_wdy_xhat / n)) * rstd)
-                 .to(dx_ptr.dtype.element_ty), mask=mask)
-        dw += dy * xhat
+        dw += dy * xhat  # zeros on the last turn
         db += dy
+        if row < last:
+            publish_sums(slots_ptr, row, part, parts, tl.sum(wdy * xhat, axis=0), tl.sum(wdy, axis=0))
+        if row > first:
+            s_wdy_xhat, s_wdy = gather_sums(slots_ptr, row - 1, parts, PARTS)
+            tl.store(dx_ptr + (row - 1) * n + cols,
+                     ((wdy_late - s_wdy / n - xhat_late * (s_wdy_xhat / n)) * rstd_late).to(dx_ptr.dtype.element_ty),
+                     mask=mask)
+        xhat_late, wdy_late, rstd_late = xhat, wdy, rstd
     tl.store(dw_part_ptr + g * n + cols, dw, mask=mask)  # a group with no rows writes zeros
     tl.store(db_part_ptr + g * n + cols, db, mask=mask)
 
@@ -879,10 +893,9 @@ def exchange_programs(x: torch.Tensor) -> tuple[int, int, int] | None:
     return parts, groups, rows_per_group
 
 
-def exchange_buffers(m: int, parts: int, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
-    """The (M, parts, 2) fp32 slots of the rows' sums and the M arrival counters, zeroed."""
-    return (torch.empty((m, parts, 2), device=device, dtype=torch.float32),
-            torch.zeros(m, device=device, dtype=torch.int32))
+def exchange_slots(m: int, parts: int, device: torch.device) -> torch.Tensor:
+    """The (M, parts, 2) 64-bit slots of the rows' sums, zeroed (none published)."""
+    return torch.zeros((m, parts, 2), device=device, dtype=torch.int64)
 
 
 def _exchange_backward(dy, x, weight, bias, mean, rstd, via=as_written):
@@ -894,9 +907,9 @@ def _exchange_backward(dy, x, weight, bias, mean, rstd, via=as_written):
     dx = torch.empty_like(x)
     grads = torch.empty((2, n), device=x.device, dtype=weight.dtype)  # dweight and dbias
     part = partial_sums(groups, n, x.device, 2)
-    slots, arrived = exchange_buffers(m, parts, x.device)
+    slots = exchange_slots(m, parts, x.device)
     via(layernorm_exchange_backward_kernel)[(groups * parts,)](
-        dy, x, weight, mean, rstd, dx, part[0], part[1], slots, arrived, m, n, parts, rows_per_group,
+        dy, x, weight, mean, rstd, dx, part[0], part[1], slots, m, n, parts, rows_per_group,
         BLOCK=EXCHANGE_COLS, PARTS=triton_src.next_power_of_2(parts), **EXCHANGE_LAUNCH)
     sum_partials(part, grads, via)
     return dx, grads[0], grads[1]

@@ -39,10 +39,10 @@ from compare.validate import InputError, check_inputs
 from triton_src import as_written
 from triton_src.layernorm import (EXCHANGE_COLS, EXCHANGE_LAUNCH, MAX_FUSED_BACKWARD_COLS, MAX_FUSED_COLS,
                                   MAX_PREFETCH_COLS, PREFETCH_VALUES, REREAD_AFTER_COLS, REREAD_CONFIGS,
-                                  SPLIT_AFTER_COLS, SPLIT_COLS, SPLIT_WARPS, WARP_CONFIGS, exchange_buffers,
-                                  exchange_programs, exchange_sums, fused_backward_programs, fused_tile, load_tile,
-                                  load_tile_ahead, load_tile_hinted, partial_sums, reread_tile_start, sm_count,
-                                  split_programs, sum_partials, warps_worth_trying)
+                                  SPLIT_AFTER_COLS, SPLIT_COLS, SPLIT_WARPS, WARP_CONFIGS, exchange_programs,
+                                  exchange_slots, fused_backward_programs, fused_tile, gather_sums, load_tile,
+                                  load_tile_ahead, load_tile_hinted, partial_sums, publish_sums, reread_tile_start,
+                                  sm_count, split_programs, sum_partials, warps_worth_trying)
 
 EPS = 1e-6  # the spec's (specs/rmsnorm.py)
 
@@ -420,8 +420,8 @@ def tile_ahead_backward(dy, x, weight, rstd):
 
 # ---- exchange: a long row's backward shared by programs that pass their sums to each other (layernorm.py's v10). --
 @triton.jit
-def rmsnorm_exchange_backward_kernel(dy_ptr, x_ptr, w_ptr, rstd_ptr, dx_ptr, dw_part_ptr, slots_ptr, arrived_ptr, m,
-                                     n, parts, rows_per_group, BLOCK: tl.constexpr, PARTS: tl.constexpr):
+def rmsnorm_exchange_backward_kernel(dy_ptr, x_ptr, w_ptr, rstd_ptr, dx_ptr, dw_part_ptr, slots_ptr, m, n, parts,
+                                     rows_per_group, BLOCK: tl.constexpr, PARTS: tl.constexpr):
     program = tl.program_id(0)
     g = (program // parts).to(tl.int64)
     part = program % parts
@@ -431,19 +431,24 @@ def rmsnorm_exchange_backward_kernel(dy_ptr, x_ptr, w_ptr, rstd_ptr, dx_ptr, dw_
     last = tl.minimum(first + rows_per_group, m)
     x_next = tl.load(x_ptr + first * n + cols, mask=mask & (first < last), other=0.0)
     dy_next = tl.load(dy_ptr + first * n + cols, mask=mask & (first < last), other=0.0)
-    for row in range(first, last):
+    xhat_late = tl.zeros([BLOCK], dtype=tl.float32)  # the row before's x̂, w·dy and rstd, for its dx
+    wdy_late = tl.zeros([BLOCK], dtype=tl.float32)
+    rstd_late = 0.0
+    for row in range(first, last + 1):  # the last turn writes the last row's dx only
         x, dy = x_next.to(tl.float32), dy_next.to(tl.float32)
         x_next = tl.load(x_ptr + (row + 1) * n + cols, mask=mask & (row + 1 < last), other=0.0)
         dy_next = tl.load(dy_ptr + (row + 1) * n + cols, mask=mask & (row + 1 < last), other=0.0)
-        rstd = tl.load(rstd_ptr + row)
+        rstd = tl.load(rstd_ptr + row, mask=row < last, other=0.0)
         xhat = x * rstd
         wdy = w * dy
-        # one sum a row: the exchange's second slot carries a zero
-        s_wdy_xhat = exchange_sums(slots_ptr, arrived_ptr, row, part, parts, tl.sum(wdy * xhat, axis=0), 0.0,
-                                   PARTS)[0]
-        tl.store(dx_ptr + row * n + cols, ((wdy - xhat * (s_wdy_xhat / n)) * rstd).to(dx_ptr.dtype.element_ty),
-                 mask=mask)
-        dw += dy * xhat
+        dw += dy * xhat  # zeros on the last turn
+        if row < last:  # one sum a row: its second slot carries a zero
+            publish_sums(slots_ptr, row, part, parts, tl.sum(wdy * xhat, axis=0), tl.full([], 0.0, tl.float32))
+        if row > first:
+            s_wdy_xhat = gather_sums(slots_ptr, row - 1, parts, PARTS)[0]
+            tl.store(dx_ptr + (row - 1) * n + cols,
+                     ((wdy_late - xhat_late * (s_wdy_xhat / n)) * rstd_late).to(dx_ptr.dtype.element_ty), mask=mask)
+        xhat_late, wdy_late, rstd_late = xhat, wdy, rstd
     tl.store(dw_part_ptr + g * n + cols, dw, mask=mask)  # a group with no rows writes zeros
 
 
@@ -455,9 +460,9 @@ def _exchange_backward(dy, x, weight, rstd, via=as_written):
     m, n = x.shape
     dx, dweight = torch.empty_like(x), torch.empty_like(weight)
     part = partial_sums(groups, n, x.device, 1)
-    slots, arrived = exchange_buffers(m, parts, x.device)
+    slots = exchange_slots(m, parts, x.device)
     via(rmsnorm_exchange_backward_kernel)[(groups * parts,)](
-        dy, x, weight, rstd, dx, part, slots, arrived, m, n, parts, rows_per_group, BLOCK=EXCHANGE_COLS,
+        dy, x, weight, rstd, dx, part, slots, m, n, parts, rows_per_group, BLOCK=EXCHANGE_COLS,
         PARTS=triton_src.next_power_of_2(parts), **EXCHANGE_LAUNCH)
     sum_partials(part, dweight.view(1, n), via)
     return dx, dweight
