@@ -795,8 +795,10 @@ def tile_ahead_backward(dy, x, weight, bias, mean, rstd):
 #     half is a flag (a relaxed atomic exchange: no fence, nothing to wait for), and reads the row's words (volatile
 #     loads, from L2) until every flag is set, adding the sums in one order, the same bits in every program of the
 #     row (v4's rule); the slots are zeroed on every call, so nothing carries over between calls;
-#   - a row's dx is written one row late: the program publishes row r's sums, then gathers row r - 1's, published by
-#     its partners an iteration ago, and writes row r - 1's dx from x̂ and w·dy it kept in registers. A first
+#   - a row's dx is written two rows late: the program reads row r - 2's slots (the loads in flight while it reduces
+#     row r), publishes row r's sums, then adds row r - 2's, published by its partners two iterations ago, and
+#     writes row r - 2's dx from x̂ and w·dy it kept in registers. One row late was behind v4 in bf16 (a row's
+#     part is then about as many bytes as the slots' round trip takes to move; the probe at d2119ee). A first
 #     version that waited for row r's sums before its dx (a release atomic to count arrivals, an acquire loop on
 #     it) was behind v4 at 8K and little ahead of it past 8K (results/nvidia-h200/norm-backward-exchange/, at
 #     d68727d);
@@ -809,12 +811,13 @@ def tile_ahead_backward(dy, x, weight, bias, mean, rstd):
 # v10 takes only rows that one program holds (parts = 1; tests/test_kernels.py lowers the thresholds to reach it), and
 # hands the rest to v4. Rows of EXCHANGE_AFTER_COLS or fewer go to v4's path as well (on to v3 and v2).
 EXCHANGE_AFTER_COLS = 4096
-EXCHANGE_COLS = 4096
-EXCHANGE_WARPS = 16  # 8 values of each [EXCHANGE_COLS] vector a thread
-EXCHANGE_PROGRAMS_PER_SM = 1
+EXCHANGE_COLS = 2048
+EXCHANGE_WARPS = 8  # 8 values of each [EXCHANGE_COLS] vector a thread
+EXCHANGE_PROGRAMS_PER_SM = 2
 EXCHANGE_LAUNCH = dict(num_warps=EXCHANGE_WARPS, launch_cooperative_grid=True,
                        maxnreg=min(255, REGISTERS_PER_SM // (EXCHANGE_PROGRAMS_PER_SM * 32 * EXCHANGE_WARPS)))
 PUBLISHED = tl.constexpr(1 << 32)  # the flag of a slot's word, above its 32 bits of fp32 sum
+EXCHANGE_LAG = tl.constexpr(2)  # rows between a row's sums and its dx (the kernels keep two rows' x̂ and w·dy)
 
 
 @triton.jit
@@ -826,13 +829,20 @@ def publish_sums(slots_ptr, row, part, parts, a, b):
 
 
 @triton.jit
-def gather_sums(slots_ptr, row, parts, PARTS: tl.constexpr):
-    """A row's two sums over all `parts` programs sharing it, once every one has published its part."""
+def read_slots(slots_ptr, row, parts, wanted, PARTS: tl.constexpr):
+    """The words of a row's slots as they are now (where `wanted`; else words that read as published zeros), and
+    their pointers and mask, for gather_sums."""
     which = tl.arange(0, PARTS)
     words = slots_ptr + (row * parts + which)[:, None] * 2 + tl.arange(0, 2)[None, :]
-    present = (which < parts)[:, None]
+    present = (which < parts)[:, None] & wanted
     # volatile: from L2 every time, never an L1 line of this multiprocessor
-    got = tl.load(words, mask=present, other=PUBLISHED, volatile=True)
+    return tl.load(words, mask=present, other=PUBLISHED, volatile=True), words, present
+
+
+@triton.jit
+def gather_sums(got, words, present):
+    """A row's two sums over all the programs sharing it, from its words as read_slots read them, read again until
+    every program has published its part."""
     while tl.min(tl.min(got >> 32, axis=1), axis=0) == 0:
         got = tl.load(words, mask=present, other=PUBLISHED, volatile=True)
     sums = tl.sum((got & 0xFFFFFFFF).to(tl.uint32).to(tl.float32, bitcast=True), axis=0)
@@ -854,26 +864,29 @@ def layernorm_exchange_backward_kernel(dy_ptr, x_ptr, w_ptr, mean_ptr, rstd_ptr,
     last = tl.minimum(first + rows_per_group, m)
     x_next = tl.load(x_ptr + first * n + cols, mask=mask & (first < last), other=0.0)
     dy_next = tl.load(dy_ptr + first * n + cols, mask=mask & (first < last), other=0.0)
-    xhat_late = tl.zeros([BLOCK], dtype=tl.float32)  # the row before's x̂, w·dy and rstd, for its dx
-    wdy_late = tl.zeros([BLOCK], dtype=tl.float32)
-    rstd_late = 0.0
-    for row in range(first, last + 1):  # the last turn writes the last row's dx only
+    # x̂, w·dy and rstd of the rows one and two before, kept for their dx
+    xhat_1, wdy_1, rstd_1 = tl.zeros([BLOCK], dtype=tl.float32), tl.zeros([BLOCK], dtype=tl.float32), 0.0
+    xhat_2, wdy_2, rstd_2 = tl.zeros([BLOCK], dtype=tl.float32), tl.zeros([BLOCK], dtype=tl.float32), 0.0
+    for row in range(first, last + EXCHANGE_LAG):  # the last turns write the last rows' dx only
+        late = row - EXCHANGE_LAG
+        got, words, present = read_slots(slots_ptr, late, parts, late >= first, PARTS)  # in flight meanwhile
         x, dy = x_next.to(tl.float32), dy_next.to(tl.float32)
         x_next = tl.load(x_ptr + (row + 1) * n + cols, mask=mask & (row + 1 < last), other=0.0)
         dy_next = tl.load(dy_ptr + (row + 1) * n + cols, mask=mask & (row + 1 < last), other=0.0)
         rstd = tl.load(rstd_ptr + row, mask=row < last, other=0.0)
         xhat = tl.where(mask, (x - tl.load(mean_ptr + row, mask=row < last, other=0.0)) * rstd, 0.0)
         wdy = w * dy
-        dw += dy * xhat  # zeros on the last turn
+        dw += dy * xhat  # zeros on the last turns
         db += dy
         if row < last:
             publish_sums(slots_ptr, row, part, parts, tl.sum(wdy * xhat, axis=0), tl.sum(wdy, axis=0))
-        if row > first:
-            s_wdy_xhat, s_wdy = gather_sums(slots_ptr, row - 1, parts, PARTS)
-            tl.store(dx_ptr + (row - 1) * n + cols,
-                     ((wdy_late - s_wdy / n - xhat_late * (s_wdy_xhat / n)) * rstd_late).to(dx_ptr.dtype.element_ty),
+        if late >= first:
+            s_wdy_xhat, s_wdy = gather_sums(got, words, present)
+            tl.store(dx_ptr + late * n + cols,
+                     ((wdy_2 - s_wdy / n - xhat_2 * (s_wdy_xhat / n)) * rstd_2).to(dx_ptr.dtype.element_ty),
                      mask=mask)
-        xhat_late, wdy_late, rstd_late = xhat, wdy, rstd
+        xhat_2, wdy_2, rstd_2 = xhat_1, wdy_1, rstd_1
+        xhat_1, wdy_1, rstd_1 = xhat, wdy, rstd
     tl.store(dw_part_ptr + g * n + cols, dw, mask=mask)  # a group with no rows writes zeros
     tl.store(db_part_ptr + g * n + cols, db, mask=mask)
 

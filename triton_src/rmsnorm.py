@@ -37,12 +37,12 @@ import triton_src
 from compare.spec import backward, variant
 from compare.validate import InputError, check_inputs
 from triton_src import as_written
-from triton_src.layernorm import (EXCHANGE_COLS, EXCHANGE_LAUNCH, MAX_FUSED_BACKWARD_COLS, MAX_FUSED_COLS,
+from triton_src.layernorm import (EXCHANGE_COLS, EXCHANGE_LAG, EXCHANGE_LAUNCH, MAX_FUSED_BACKWARD_COLS, MAX_FUSED_COLS,
                                   MAX_PREFETCH_COLS, PREFETCH_VALUES, REREAD_AFTER_COLS, REREAD_CONFIGS,
                                   SPLIT_AFTER_COLS, SPLIT_COLS, SPLIT_WARPS, WARP_CONFIGS, exchange_programs,
                                   exchange_slots, fused_backward_programs, fused_tile, gather_sums, load_tile,
-                                  load_tile_ahead, load_tile_hinted, partial_sums, publish_sums, reread_tile_start,
-                                  sm_count, split_programs, sum_partials, warps_worth_trying)
+                                  load_tile_ahead, load_tile_hinted, partial_sums, publish_sums, read_slots,
+                                  reread_tile_start, sm_count, split_programs, sum_partials, warps_worth_trying)
 
 EPS = 1e-6  # the spec's (specs/rmsnorm.py)
 
@@ -431,24 +431,27 @@ def rmsnorm_exchange_backward_kernel(dy_ptr, x_ptr, w_ptr, rstd_ptr, dx_ptr, dw_
     last = tl.minimum(first + rows_per_group, m)
     x_next = tl.load(x_ptr + first * n + cols, mask=mask & (first < last), other=0.0)
     dy_next = tl.load(dy_ptr + first * n + cols, mask=mask & (first < last), other=0.0)
-    xhat_late = tl.zeros([BLOCK], dtype=tl.float32)  # the row before's x̂, w·dy and rstd, for its dx
-    wdy_late = tl.zeros([BLOCK], dtype=tl.float32)
-    rstd_late = 0.0
-    for row in range(first, last + 1):  # the last turn writes the last row's dx only
+    # x̂, w·dy and rstd of the rows one and two before, kept for their dx
+    xhat_1, wdy_1, rstd_1 = tl.zeros([BLOCK], dtype=tl.float32), tl.zeros([BLOCK], dtype=tl.float32), 0.0
+    xhat_2, wdy_2, rstd_2 = tl.zeros([BLOCK], dtype=tl.float32), tl.zeros([BLOCK], dtype=tl.float32), 0.0
+    for row in range(first, last + EXCHANGE_LAG):  # the last turns write the last rows' dx only
+        late = row - EXCHANGE_LAG
+        got, words, present = read_slots(slots_ptr, late, parts, late >= first, PARTS)  # in flight meanwhile
         x, dy = x_next.to(tl.float32), dy_next.to(tl.float32)
         x_next = tl.load(x_ptr + (row + 1) * n + cols, mask=mask & (row + 1 < last), other=0.0)
         dy_next = tl.load(dy_ptr + (row + 1) * n + cols, mask=mask & (row + 1 < last), other=0.0)
         rstd = tl.load(rstd_ptr + row, mask=row < last, other=0.0)
         xhat = x * rstd
         wdy = w * dy
-        dw += dy * xhat  # zeros on the last turn
+        dw += dy * xhat  # zeros on the last turns
         if row < last:  # one sum a row: its second slot carries a zero
             publish_sums(slots_ptr, row, part, parts, tl.sum(wdy * xhat, axis=0), tl.full([], 0.0, tl.float32))
-        if row > first:
-            s_wdy_xhat = gather_sums(slots_ptr, row - 1, parts, PARTS)[0]
-            tl.store(dx_ptr + (row - 1) * n + cols,
-                     ((wdy_late - xhat_late * (s_wdy_xhat / n)) * rstd_late).to(dx_ptr.dtype.element_ty), mask=mask)
-        xhat_late, wdy_late, rstd_late = xhat, wdy, rstd
+        if late >= first:
+            s_wdy_xhat = gather_sums(got, words, present)[0]
+            tl.store(dx_ptr + late * n + cols,
+                     ((wdy_2 - xhat_2 * (s_wdy_xhat / n)) * rstd_2).to(dx_ptr.dtype.element_ty), mask=mask)
+        xhat_2, wdy_2, rstd_2 = xhat_1, wdy_1, rstd_1
+        xhat_1, wdy_1, rstd_1 = xhat, wdy, rstd
     tl.store(dw_part_ptr + g * n + cols, dw, mask=mask)  # a group with no rows writes zeros
 
 
