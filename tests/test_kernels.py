@@ -116,6 +116,37 @@ def test_norm_reread_step_matches_reference_on_its_own_rows(op_name, impl_name, 
         assert r.ok, f"{impl.name} {r.dtype} {r.shape} {r.inputs}: {r.status}: {r.message}"
 
 
+# The norms' triton:exchange takes backward rows past EXCHANGE_AFTER_COLS, split over programs that wait for each
+# other; the interpreter runs programs one at a time, so there it takes only rows one program holds. With the
+# threshold lowered and a program's columns raised, its own kernel (the slots, the rows' dx two rows late, the
+# groups' partial rows) is checked here on groups of one to three rows; rows shared by programs are checked on the
+# GPU (tests/test_norms.py).
+EXCHANGE_CASES = [(torch.float32, (3, 5001), "random"), (torch.float16, (5, 3000), "random"),
+                  (torch.float32, (2, 6000), "large offset")]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("op_name", ["layernorm-backward", "rmsnorm-backward"])
+def test_norm_exchange_step_matches_reference_on_its_own_rows(op_name, device, monkeypatch):
+    import importlib
+
+    from triton_src import layernorm
+
+    norm = importlib.import_module(f"triton_src.{discover.base_name(op_name)}")
+    op = discover.load_op(op_name)
+    impl = next(i for i in discover.implementations(op) if i.name == "triton:exchange")
+    worker._use_interpreter_autotune_stub(impl)
+    fn = impl.load()
+    monkeypatch.setattr(layernorm, "EXCHANGE_AFTER_COLS", 1024)
+    for module in {layernorm, norm}:
+        monkeypatch.setattr(module, "EXCHANGE_COLS", 8192)
+    monkeypatch.setattr(norm, "_split_backward", lambda *a: pytest.fail("triton:exchange handed its own rows down"))
+    for dtype, shape, inputs in EXCHANGE_CASES:
+        assert layernorm.EXCHANGE_AFTER_COLS < shape[1] <= norm.EXCHANGE_COLS
+        r = check.check_case(op, impl.name, fn, dtype, shape, device, 0, inputs)
+        assert r.ok, f"{impl.name} {r.dtype} {r.shape} {r.inputs}: {r.status}: {r.message}"
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(not env.nvcc_path(), reason="needs the CUDA toolkit (nvcc)")
 @pytest.mark.parametrize("op", CUDA_OPS, ids=[op.name for op in CUDA_OPS])

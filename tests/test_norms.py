@@ -444,3 +444,26 @@ def test_the_ring_step_launches_its_own_kernel_on_its_rows(norm, dtype, shape, k
     """v12 takes the forward's 16-bit rows of 512-1024 packets (N = 4K-8K), 16-byte aligned, in blocks of 128 threads
     up to 512 packets and 256 beyond; every other row goes to v11."""
     _assert_bulk_copy_step_kernel(norm, "ring", dtype, shape, kernel, forward=True)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("op_name", ["layernorm-backward", "rmsnorm-backward"])
+@pytest.mark.parametrize("dtype,shape,inputs", [
+    (torch.float32, (256, 65536), "random"), (torch.float32, (256, 65536), "subnormals"),
+    (torch.bfloat16, (256, 65536), "random"), (torch.float16, (300, 16384), "random"),
+    (torch.bfloat16, (64, 70001), "random"), (torch.float32, (1, 40000), "large offset"),
+    (torch.float32, (1000, 4097), "random")])
+def test_the_exchange_step_is_right_on_rows_split_over_programs(op_name, dtype, shape, inputs):
+    """triton:exchange's programs wait for each other's parts of a row's sums; a part read before it was published
+    writes a wrong dx in one program's columns of a row, in a few rows of a run (it did at 256 x 65536 before its
+    slots were read one word a thread: triton_src/layernorm.py, exchange_slot_words). Each case runs three times
+    (its own inputs each time) on rows of 2 to 35 programs, one row to 1000."""
+    from triton_src import layernorm
+
+    op = discover.load_op(op_name)
+    impl = next(i for i in discover.implementations(op) if i.name == "triton:exchange")
+    fn = impl.load()
+    assert layernorm.exchange_programs(torch.empty(shape, device="cuda", dtype=dtype))[0] > 1
+    for seed in range(3):
+        r = check.check_case(op, impl.name, fn, dtype, shape, torch.device("cuda"), seed, inputs)
+        assert r.ok, f"{impl.name} {r.dtype} {r.shape} {r.inputs} seed {seed}: {r.status}: {r.message}"

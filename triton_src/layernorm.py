@@ -829,31 +829,31 @@ def publish_sums(slots_ptr, row, part, parts, a, b):
 
 
 @triton.jit
-def read_slots(slots_ptr, row, parts, wanted, PARTS: tl.constexpr):
+def read_slots(slots_ptr, row, parts, wanted, SLOTS: tl.constexpr):
     """The words of a row's slots as they are now (where `wanted`; else words that read as published zeros), and
-    their pointers and mask, for gather_sums."""
-    which = tl.arange(0, PARTS)
-    words = slots_ptr + (row * parts + which)[:, None] * 2 + tl.arange(0, 2)[None, :]
-    present = (which < parts)[:, None] & wanted
+    their pointers and mask, for gather_sums: a tile of SLOTS words (exchange_slot_words), the row's 2·parts first."""
+    which = tl.arange(0, SLOTS)
+    words = slots_ptr + row * parts * 2 + which
+    present = (which < parts * 2) & wanted
     # volatile: from L2 every time, never an L1 line of this multiprocessor
     return tl.load(words, mask=present, other=PUBLISHED, volatile=True), words, present
 
 
 @triton.jit
-def gather_sums(got, words, present):
+def gather_sums(got, words, present, SLOTS: tl.constexpr):
     """A row's two sums over all the programs sharing it, from its words as read_slots read them, read again until
     every program has published its part."""
-    while tl.min(tl.min(got >> 32, axis=1), axis=0) == 0:
+    while tl.min(got >> 32, axis=0) == 0:
         got = tl.load(words, mask=present, other=PUBLISHED, volatile=True)
-    sums = tl.sum((got & 0xFFFFFFFF).to(tl.uint32).to(tl.float32, bitcast=True), axis=0)
-    a, b = tl.split(sums)
+    values = (got & 0xFFFFFFFF).to(tl.uint32).to(tl.float32, bitcast=True)
+    a, b = tl.split(tl.sum(tl.reshape(values, [SLOTS // 2, 2]), axis=0))
     return a, b
 
 
 @triton.jit
 def layernorm_exchange_backward_kernel(dy_ptr, x_ptr, w_ptr, mean_ptr, rstd_ptr, dx_ptr, dw_part_ptr, db_part_ptr,
                                        slots_ptr, m, n, parts, rows_per_group, BLOCK: tl.constexpr,
-                                       PARTS: tl.constexpr):
+                                       SLOTS: tl.constexpr):
     program = tl.program_id(0)
     g = (program // parts).to(tl.int64)
     part = program % parts
@@ -869,7 +869,7 @@ def layernorm_exchange_backward_kernel(dy_ptr, x_ptr, w_ptr, mean_ptr, rstd_ptr,
     xhat_2, wdy_2, rstd_2 = tl.zeros([BLOCK], dtype=tl.float32), tl.zeros([BLOCK], dtype=tl.float32), 0.0
     for row in range(first, last + EXCHANGE_LAG):  # the last turns write the last rows' dx only
         late = row - EXCHANGE_LAG
-        got, words, present = read_slots(slots_ptr, late, parts, late >= first, PARTS)  # in flight meanwhile
+        got, words, present = read_slots(slots_ptr, late, parts, late >= first, SLOTS)  # in flight meanwhile
         x, dy = x_next.to(tl.float32), dy_next.to(tl.float32)
         x_next = tl.load(x_ptr + (row + 1) * n + cols, mask=mask & (row + 1 < last), other=0.0)
         dy_next = tl.load(dy_ptr + (row + 1) * n + cols, mask=mask & (row + 1 < last), other=0.0)
@@ -881,7 +881,7 @@ def layernorm_exchange_backward_kernel(dy_ptr, x_ptr, w_ptr, mean_ptr, rstd_ptr,
         if row < last:
             publish_sums(slots_ptr, row, part, parts, tl.sum(wdy * xhat, axis=0), tl.sum(wdy, axis=0))
         if late >= first:
-            s_wdy_xhat, s_wdy = gather_sums(got, words, present)
+            s_wdy_xhat, s_wdy = gather_sums(got, words, present, SLOTS)
             tl.store(dx_ptr + late * n + cols,
                      ((wdy_2 - s_wdy / n - xhat_2 * (s_wdy_xhat / n)) * rstd_2).to(dx_ptr.dtype.element_ty),
                      mask=mask)
@@ -906,6 +906,17 @@ def exchange_programs(x: torch.Tensor) -> tuple[int, int, int] | None:
     return parts, groups, rows_per_group
 
 
+def exchange_slot_words(parts: int) -> int:
+    """Words of the tile a program reads a row's slots in: at least its 2·parts and twice its threads. Where a tile
+    has fewer elements than its layout covers (its threads times the words a thread loads at once, two 64-bit words
+    in 16 bytes), Triton holds an element in several threads, each loading it at its own moment: one could see a
+    part published and another not, and a reduction across the tile then takes some elements from one thread and
+    some from another, so the check that every part is published and the sum of the parts could read different
+    copies. With no element held twice, both read the same words. A tile of 2·parts words, at 8 warps and 32 parts,
+    wrote wrong dx in a few rows of 256 x 65536 (results/nvidia-h200/norm-backward-exchange-late/, at d8c0503)."""
+    return max(triton_src.next_power_of_2(2 * parts), 2 * 32 * EXCHANGE_WARPS)
+
+
 def exchange_slots(m: int, parts: int, device: torch.device) -> torch.Tensor:
     """The (M, parts, 2) 64-bit slots of the rows' sums, zeroed (none published)."""
     return torch.zeros((m, parts, 2), device=device, dtype=torch.int64)
@@ -923,7 +934,7 @@ def _exchange_backward(dy, x, weight, bias, mean, rstd, via=as_written):
     slots = exchange_slots(m, parts, x.device)
     via(layernorm_exchange_backward_kernel)[(groups * parts,)](
         dy, x, weight, mean, rstd, dx, part[0], part[1], slots, m, n, parts, rows_per_group,
-        BLOCK=EXCHANGE_COLS, PARTS=triton_src.next_power_of_2(parts), **EXCHANGE_LAUNCH)
+        BLOCK=EXCHANGE_COLS, SLOTS=exchange_slot_words(parts), **EXCHANGE_LAUNCH)
     sum_partials(part, grads, via)
     return dx, grads[0], grads[1]
 

@@ -40,8 +40,8 @@ from triton_src import as_written
 from triton_src.layernorm import (EXCHANGE_COLS, EXCHANGE_LAG, EXCHANGE_LAUNCH, MAX_FUSED_BACKWARD_COLS, MAX_FUSED_COLS,
                                   MAX_PREFETCH_COLS, PREFETCH_VALUES, REREAD_AFTER_COLS, REREAD_CONFIGS,
                                   SPLIT_AFTER_COLS, SPLIT_COLS, SPLIT_WARPS, WARP_CONFIGS, exchange_programs,
-                                  exchange_slots, fused_backward_programs, fused_tile, gather_sums, load_tile,
-                                  load_tile_ahead, load_tile_hinted, partial_sums, publish_sums, read_slots,
+                                  exchange_slot_words, exchange_slots, fused_backward_programs, fused_tile, gather_sums,
+                                  load_tile, load_tile_ahead, load_tile_hinted, partial_sums, publish_sums, read_slots,
                                   reread_tile_start, sm_count, split_programs, sum_partials, warps_worth_trying)
 
 EPS = 1e-6  # the spec's (specs/rmsnorm.py)
@@ -421,7 +421,7 @@ def tile_ahead_backward(dy, x, weight, rstd):
 # ---- exchange: a long row's backward shared by programs that pass their sums to each other (layernorm.py's v10). --
 @triton.jit
 def rmsnorm_exchange_backward_kernel(dy_ptr, x_ptr, w_ptr, rstd_ptr, dx_ptr, dw_part_ptr, slots_ptr, m, n, parts,
-                                     rows_per_group, BLOCK: tl.constexpr, PARTS: tl.constexpr):
+                                     rows_per_group, BLOCK: tl.constexpr, SLOTS: tl.constexpr):
     program = tl.program_id(0)
     g = (program // parts).to(tl.int64)
     part = program % parts
@@ -436,7 +436,7 @@ def rmsnorm_exchange_backward_kernel(dy_ptr, x_ptr, w_ptr, rstd_ptr, dx_ptr, dw_
     xhat_2, wdy_2, rstd_2 = tl.zeros([BLOCK], dtype=tl.float32), tl.zeros([BLOCK], dtype=tl.float32), 0.0
     for row in range(first, last + EXCHANGE_LAG):  # the last turns write the last rows' dx only
         late = row - EXCHANGE_LAG
-        got, words, present = read_slots(slots_ptr, late, parts, late >= first, PARTS)  # in flight meanwhile
+        got, words, present = read_slots(slots_ptr, late, parts, late >= first, SLOTS)  # in flight meanwhile
         x, dy = x_next.to(tl.float32), dy_next.to(tl.float32)
         x_next = tl.load(x_ptr + (row + 1) * n + cols, mask=mask & (row + 1 < last), other=0.0)
         dy_next = tl.load(dy_ptr + (row + 1) * n + cols, mask=mask & (row + 1 < last), other=0.0)
@@ -447,7 +447,7 @@ def rmsnorm_exchange_backward_kernel(dy_ptr, x_ptr, w_ptr, rstd_ptr, dx_ptr, dw_
         if row < last:  # one sum a row: its second slot carries a zero
             publish_sums(slots_ptr, row, part, parts, tl.sum(wdy * xhat, axis=0), tl.full([], 0.0, tl.float32))
         if late >= first:
-            s_wdy_xhat = gather_sums(got, words, present)[0]
+            s_wdy_xhat = gather_sums(got, words, present, SLOTS)[0]
             tl.store(dx_ptr + late * n + cols,
                      ((wdy_2 - xhat_2 * (s_wdy_xhat / n)) * rstd_2).to(dx_ptr.dtype.element_ty), mask=mask)
         xhat_2, wdy_2, rstd_2 = xhat_1, wdy_1, rstd_1
@@ -466,7 +466,7 @@ def _exchange_backward(dy, x, weight, rstd, via=as_written):
     slots = exchange_slots(m, parts, x.device)
     via(rmsnorm_exchange_backward_kernel)[(groups * parts,)](
         dy, x, weight, rstd, dx, part, slots, m, n, parts, rows_per_group, BLOCK=EXCHANGE_COLS,
-        PARTS=triton_src.next_power_of_2(parts), **EXCHANGE_LAUNCH)
+        SLOTS=exchange_slot_words(parts), **EXCHANGE_LAUNCH)
     sum_partials(part, dweight.view(1, n), via)
     return dx, dweight
 
