@@ -797,11 +797,11 @@ def tile_ahead_backward(dy, x, weight, bias, mean, rstd):
 #     row (v4's rule); the slots are zeroed on every call, so nothing carries over between calls;
 #   - a row's dx is written two rows late: the program reads row r - 2's slots (the loads in flight while it reduces
 #     row r), publishes row r's sums, then adds row r - 2's, published by its partners two iterations ago, and
-#     writes row r - 2's dx from x̂ and w·dy it kept in registers. One row late was behind v4 in bf16 (a row's
-#     part is then about as many bytes as the slots' round trip takes to move; the probe at d2119ee). A first
-#     version that waited for row r's sums before its dx (a release atomic to count arrivals, an acquire loop on
-#     it) was behind v4 at 8K and little ahead of it past 8K (results/nvidia-h200/norm-backward-exchange/, at
-#     d68727d);
+#     writes row r - 2's dx from x̂ and w·dy it kept in registers, so that a program seldom waits: its partners
+#     published those sums an iteration or more before. A first version that waited for row r's sums before its
+#     dx (a release atomic to count arrivals, an acquire loop on it) was behind v4 at 8K and little ahead of it past
+#     8K (results/nvidia-h200/norm-backward-exchange/, at d68727d). This one has no figures in the lab's tables yet:
+#     its run at d8c0503 failed checks at 256 x 65536 (exchange_slot_words says why; norm-backward-exchange-late/);
 #   - the next row's loads are issued before this row is reduced (v3's prefetch);
 #   - the launch is cooperative (Triton's launch_cooperative_grid): the driver refuses a grid whose programs cannot
 #     all be resident at once, where a plain launch could leave waiting programs holding every multiprocessor while
@@ -810,6 +810,8 @@ def tile_ahead_backward(dy, x, weight, bias, mean, rstd):
 # Triton's interpreter runs programs one at a time, so a program there would wait forever for the next: under it,
 # v10 takes only rows that one program holds (parts = 1; tests/test_kernels.py lowers the thresholds to reach it), and
 # hands the rest to v4. Rows of EXCHANGE_AFTER_COLS or fewer go to v4's path as well (on to v3 and v2).
+# Columns, warps and programs an SM are a first choice among 1K-8K columns at 8-32 warps, one to four programs an SM,
+# timed outside the lab's tables; its own run will say whether it holds.
 EXCHANGE_AFTER_COLS = 4096
 EXCHANGE_COLS = 2048
 EXCHANGE_WARPS = 8  # 8 values of each [EXCHANGE_COLS] vector a thread
