@@ -126,21 +126,22 @@ EXCHANGE_CASES = [(torch.float32, (3, 5001), "random"), (torch.float16, (5, 3000
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("impl_name", ["triton:exchange", "triton:lean_exchange"])
 @pytest.mark.parametrize("op_name", ["layernorm-backward", "rmsnorm-backward"])
-def test_norm_exchange_step_matches_reference_on_its_own_rows(op_name, device, monkeypatch):
+def test_norm_exchange_step_matches_reference_on_its_own_rows(op_name, impl_name, device, monkeypatch):
     import importlib
 
     from triton_src import layernorm
 
     norm = importlib.import_module(f"triton_src.{discover.base_name(op_name)}")
     op = discover.load_op(op_name)
-    impl = next(i for i in discover.implementations(op) if i.name == "triton:exchange")
+    impl = next(i for i in discover.implementations(op) if i.name == impl_name)
     worker._use_interpreter_autotune_stub(impl)
     fn = impl.load()
     monkeypatch.setattr(layernorm, "EXCHANGE_AFTER_COLS", 1024)
     for module in {layernorm, norm}:
         monkeypatch.setattr(module, "EXCHANGE_COLS", 8192)
-    monkeypatch.setattr(norm, "_split_backward", lambda *a: pytest.fail("triton:exchange handed its own rows down"))
+    monkeypatch.setattr(norm, "_split_backward", lambda *a: pytest.fail(f"{impl_name} handed its own rows down"))
     for dtype, shape, inputs in EXCHANGE_CASES:
         assert layernorm.EXCHANGE_AFTER_COLS < shape[1] <= norm.EXCHANGE_COLS
         r = check.check_case(op, impl.name, fn, dtype, shape, device, 0, inputs)

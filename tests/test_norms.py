@@ -447,13 +447,14 @@ def test_the_ring_step_launches_its_own_kernel_on_its_rows(norm, dtype, shape, k
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("impl_name", ["triton:exchange", "triton:lean_exchange"])
 @pytest.mark.parametrize("op_name", ["layernorm-backward", "rmsnorm-backward"])
 @pytest.mark.parametrize("dtype,shape,inputs", [
     (torch.float32, (256, 65536), "random"), (torch.float32, (256, 65536), "subnormals"),
     (torch.bfloat16, (256, 65536), "random"), (torch.float16, (300, 16384), "random"),
     (torch.bfloat16, (64, 70001), "random"), (torch.float32, (1, 40000), "large offset"),
     (torch.float32, (1000, 4097), "random")])
-def test_the_exchange_step_is_right_on_rows_split_over_programs(op_name, dtype, shape, inputs):
+def test_the_exchange_steps_are_right_on_rows_split_over_programs(op_name, impl_name, dtype, shape, inputs):
     """triton:exchange's programs wait for each other's parts of a row's sums; a part read before it was published
     writes a wrong dx in one program's columns of a row, in a few rows of a run (it did at 256 x 65536 before its
     slots were read one word a thread: triton_src/layernorm.py, exchange_slot_words). Each case runs three times
@@ -461,7 +462,7 @@ def test_the_exchange_step_is_right_on_rows_split_over_programs(op_name, dtype, 
     from triton_src import layernorm
 
     op = discover.load_op(op_name)
-    impl = next(i for i in discover.implementations(op) if i.name == "triton:exchange")
+    impl = next(i for i in discover.implementations(op) if i.name == impl_name)
     fn = impl.load()
     assert layernorm.exchange_programs(torch.empty(shape, device="cuda", dtype=dtype))[0] > 1
     for seed in range(3):

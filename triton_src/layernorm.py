@@ -24,6 +24,8 @@ Steps (each one a row, triton:<name>; measured figures: results/<gpu>/layernorm.
   v10 exchange  + backward rows past 4K: a row split over programs that are all resident at once, each passing its
               part of the row's two sums to the others through L2 and waiting for theirs, so the row is read once
               (the forward is v9's)
+  v11 lean_exchange  + v10 with two reductions across the program a row instead of six: sums and checks taken
+              together in one reduction of several operands, and the row's statistics loaded a row ahead
 
 As in cuda_src/layernorm.cu, each step takes the rows it adds a path for and hands every other shape to the step
 before, so each row runs every shape (rows longer than v2 holds go to v1, whose tiles take any N).
@@ -823,39 +825,92 @@ EXCHANGE_LAG = tl.constexpr(2)  # rows between a row's sums and its dx (the kern
 
 
 @triton.jit
-def publish_sums(slots_ptr, row, part, parts, a, b):
-    """This program's part (a, b) of a row's two sums, into its slots of the row, each flagged as published."""
+def publish_sums(slots_ptr, row, part, parts, a, b, TWO: tl.constexpr):
+    """This program's part (a, b) of a row's two sums (TWO; else a alone), into its slots of the row, each flagged as
+    published."""
     slot = slots_ptr + (row * parts + part) * 2
     tl.atomic_xchg(slot, a.to(tl.uint32, bitcast=True).to(tl.int64) | PUBLISHED, sem="relaxed")
-    tl.atomic_xchg(slot + 1, b.to(tl.uint32, bitcast=True).to(tl.int64) | PUBLISHED, sem="relaxed")
+    if TWO:
+        tl.atomic_xchg(slot + 1, b.to(tl.uint32, bitcast=True).to(tl.int64) | PUBLISHED, sem="relaxed")
 
 
 @triton.jit
-def read_slots(slots_ptr, row, parts, wanted, SLOTS: tl.constexpr):
-    """The words of a row's slots as they are now (where `wanted`; else words that read as published zeros), and
-    their pointers and mask, for gather_sums: a tile of SLOTS words (exchange_slot_words), the row's 2·parts first."""
-    which = tl.arange(0, SLOTS)
-    words = slots_ptr + row * parts * 2 + which
-    present = (which < parts * 2) & wanted
+def read_slots(slots_ptr, row, parts, wanted, SLOTS: tl.constexpr, TWO: tl.constexpr):
+    """A row's slots as they are now (where `wanted`; else words that read as published zeros): its parts' words
+    of the first sum and (TWO) of the second, each a [SLOTS / 2] tile (exchange_slot_words), and the first's
+    pointers and mask, for gather_sums. Without TWO the second tile is the first."""
+    which = tl.arange(0, SLOTS // 2)
+    words = slots_ptr + (row * parts + which) * 2
+    present = (which < parts) & wanted
     # volatile: from L2 every time, never an L1 line of this multiprocessor
-    return tl.load(words, mask=present, other=PUBLISHED, volatile=True), words, present
+    got_a = tl.load(words, mask=present, other=PUBLISHED, volatile=True)
+    got_b = got_a
+    if TWO:
+        got_b = tl.load(words + 1, mask=present, other=PUBLISHED, volatile=True)
+    return got_a, got_b, words, present
 
 
 @triton.jit
-def gather_sums(got, words, present, SLOTS: tl.constexpr):
-    """A row's two sums over all the programs sharing it, from its words as read_slots read them, read again until
-    every program has published its part."""
-    while tl.min(got >> 32, axis=0) == 0:
-        got = tl.load(words, mask=present, other=PUBLISHED, volatile=True)
-    values = (got & 0xFFFFFFFF).to(tl.uint32).to(tl.float32, bitcast=True)
-    a, b = tl.split(tl.sum(tl.reshape(values, [SLOTS // 2, 2]), axis=0))
+def word_sums(got):
+    """The fp32 sums in the low halves of a tile of slot words."""
+    return (got & 0xFFFFFFFF).to(tl.uint32).to(tl.float32, bitcast=True)
+
+
+@triton.jit
+def least_flag_and_sums(flag_1, a_1, b_1, flag_2, a_2, b_2):
+    """tl.reduce's combine of (published flag, sum, sum): published only if both were, the sums added."""
+    return tl.minimum(flag_1, flag_2), a_1 + a_2, b_1 + b_2
+
+
+@triton.jit
+def both_added(a_1, b_1, a_2, b_2):
+    """tl.reduce's combine of two sums taken together."""
+    return a_1 + a_2, b_1 + b_2
+
+
+@triton.jit
+def gather_sums(got_a, got_b, words, present, LEAN: tl.constexpr, TWO: tl.constexpr):
+    """A row's two sums (TWO; else the first, twice) over all the programs sharing it, from its words as read_slots
+    read them, read again until every program has published its part: for each sum a check of its flags, then its
+    sum, or (LEAN, v11) all of it in one reduction across the program. (Triton 3.8 fails to compile a kernel that
+    reads the second words in this loop and leaves their sum unused: hence TWO.)"""
+    if LEAN:
+        published, a, b = tl.reduce((tl.minimum(got_a, got_b) >> 32, word_sums(got_a), word_sums(got_b)), 0,
+                                    least_flag_and_sums)
+        while published == 0:
+            got_a = tl.load(words, mask=present, other=PUBLISHED, volatile=True)
+            got_b = got_a
+            if TWO:
+                got_b = tl.load(words + 1, mask=present, other=PUBLISHED, volatile=True)
+            published, a, b = tl.reduce((tl.minimum(got_a, got_b) >> 32, word_sums(got_a), word_sums(got_b)), 0,
+                                        least_flag_and_sums)
+    elif TWO:
+        while tl.minimum(tl.min(got_a >> 32, axis=0), tl.min(got_b >> 32, axis=0)) == 0:
+            got_a = tl.load(words, mask=present, other=PUBLISHED, volatile=True)
+            got_b = tl.load(words + 1, mask=present, other=PUBLISHED, volatile=True)
+        a, b = tl.sum(word_sums(got_a), axis=0), tl.sum(word_sums(got_b), axis=0)
+    else:
+        while tl.min(got_a >> 32, axis=0) == 0:
+            got_a = tl.load(words, mask=present, other=PUBLISHED, volatile=True)
+        a = tl.sum(word_sums(got_a), axis=0)
+        b = a
+    return a, b
+
+
+@triton.jit
+def two_sums(a_terms, b_terms, LEAN: tl.constexpr):
+    """Σ a_terms and Σ b_terms over a program's tile: two reductions across the program, or (LEAN) one."""
+    if LEAN:
+        a, b = tl.reduce((a_terms, b_terms), 0, both_added)
+    else:
+        a, b = tl.sum(a_terms, axis=0), tl.sum(b_terms, axis=0)
     return a, b
 
 
 @triton.jit
 def layernorm_exchange_backward_kernel(dy_ptr, x_ptr, w_ptr, mean_ptr, rstd_ptr, dx_ptr, dw_part_ptr, db_part_ptr,
                                        slots_ptr, m, n, parts, rows_per_group, BLOCK: tl.constexpr,
-                                       SLOTS: tl.constexpr):
+                                       SLOTS: tl.constexpr, LEAN: tl.constexpr):
     program = tl.program_id(0)
     g = (program // parts).to(tl.int64)
     part = program % parts
@@ -866,24 +921,33 @@ def layernorm_exchange_backward_kernel(dy_ptr, x_ptr, w_ptr, mean_ptr, rstd_ptr,
     last = tl.minimum(first + rows_per_group, m)
     x_next = tl.load(x_ptr + first * n + cols, mask=mask & (first < last), other=0.0)
     dy_next = tl.load(dy_ptr + first * n + cols, mask=mask & (first < last), other=0.0)
+    mean_next = tl.load(mean_ptr + first, mask=first < last, other=0.0)
+    rstd_next = tl.load(rstd_ptr + first, mask=first < last, other=0.0)
     # x̂, w·dy and rstd of the rows one and two before, kept for their dx
     xhat_1, wdy_1, rstd_1 = tl.zeros([BLOCK], dtype=tl.float32), tl.zeros([BLOCK], dtype=tl.float32), 0.0
     xhat_2, wdy_2, rstd_2 = tl.zeros([BLOCK], dtype=tl.float32), tl.zeros([BLOCK], dtype=tl.float32), 0.0
     for row in range(first, last + EXCHANGE_LAG):  # the last turns write the last rows' dx only
         late = row - EXCHANGE_LAG
-        got, words, present = read_slots(slots_ptr, late, parts, late >= first, SLOTS)  # in flight meanwhile
+        got_a, got_b, words, present = read_slots(slots_ptr, late, parts, late >= first, SLOTS, True)  # in flight
         x, dy = x_next.to(tl.float32), dy_next.to(tl.float32)
         x_next = tl.load(x_ptr + (row + 1) * n + cols, mask=mask & (row + 1 < last), other=0.0)
         dy_next = tl.load(dy_ptr + (row + 1) * n + cols, mask=mask & (row + 1 < last), other=0.0)
-        rstd = tl.load(rstd_ptr + row, mask=row < last, other=0.0)
-        xhat = tl.where(mask, (x - tl.load(mean_ptr + row, mask=row < last, other=0.0)) * rstd, 0.0)
+        if LEAN:  # the row's statistics loaded with its x, a row ahead
+            mean, rstd = mean_next, rstd_next
+            mean_next = tl.load(mean_ptr + row + 1, mask=row + 1 < last, other=0.0)
+            rstd_next = tl.load(rstd_ptr + row + 1, mask=row + 1 < last, other=0.0)
+        else:
+            mean = tl.load(mean_ptr + row, mask=row < last, other=0.0)
+            rstd = tl.load(rstd_ptr + row, mask=row < last, other=0.0)
+        xhat = tl.where(mask, (x - mean) * rstd, 0.0)
         wdy = w * dy
         dw += dy * xhat  # zeros on the last turns
         db += dy
         if row < last:
-            publish_sums(slots_ptr, row, part, parts, tl.sum(wdy * xhat, axis=0), tl.sum(wdy, axis=0))
+            s_wdy_xhat, s_wdy = two_sums(wdy * xhat, wdy, LEAN)
+            publish_sums(slots_ptr, row, part, parts, s_wdy_xhat, s_wdy, True)
         if late >= first:
-            s_wdy_xhat, s_wdy = gather_sums(got, words, present, SLOTS)
+            s_wdy_xhat, s_wdy = gather_sums(got_a, got_b, words, present, LEAN, True)
             tl.store(dx_ptr + late * n + cols,
                      ((wdy_2 - s_wdy / n - xhat_2 * (s_wdy_xhat / n)) * rstd_2).to(dx_ptr.dtype.element_ty),
                      mask=mask)
@@ -909,7 +973,8 @@ def exchange_programs(x: torch.Tensor) -> tuple[int, int, int] | None:
 
 
 def exchange_slot_words(parts: int) -> int:
-    """Words of the tile a program reads a row's slots in: at least its 2·parts and twice its threads. Where a tile
+    """SLOTS, twice the words of each tile a program reads a row's slots in (read_slots): at least 2·parts and twice
+    its threads, one word a thread at most. Where a tile
     has fewer elements than its layout covers (its threads times the words a thread loads at once, two 64-bit words
     in 16 bytes), Triton holds an element in several threads, each loading it at its own moment: one could see a
     part published and another not, and a reduction across the tile then takes some elements from one thread and
@@ -924,7 +989,7 @@ def exchange_slots(m: int, parts: int, device: torch.device) -> torch.Tensor:
     return torch.zeros((m, parts, 2), device=device, dtype=torch.int64)
 
 
-def _exchange_backward(dy, x, weight, bias, mean, rstd, via=as_written):
+def _exchange_backward(dy, x, weight, bias, mean, rstd, via=as_written, lean=False):
     programs = exchange_programs(x)
     if programs is None:
         return _split_backward(dy, x, weight, bias, mean, rstd, via)
@@ -936,7 +1001,7 @@ def _exchange_backward(dy, x, weight, bias, mean, rstd, via=as_written):
     slots = exchange_slots(m, parts, x.device)
     via(layernorm_exchange_backward_kernel)[(groups * parts,)](
         dy, x, weight, mean, rstd, dx, part[0], part[1], slots, m, n, parts, rows_per_group,
-        BLOCK=EXCHANGE_COLS, SLOTS=exchange_slot_words(parts), **EXCHANGE_LAUNCH)
+        BLOCK=EXCHANGE_COLS, SLOTS=exchange_slot_words(parts), LEAN=lean, **EXCHANGE_LAUNCH)
     sum_partials(part, grads, via)
     return dx, grads[0], grads[1]
 
@@ -951,3 +1016,26 @@ def exchange(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor):
 def exchange_backward(dy, x, weight, bias, mean, rstd):
     _check(x, weight, ("bias", bias), grad=dy)
     return _exchange_backward(dy, x, weight, bias, mean, rstd, triton_src.launcher)
+
+
+# ---- lean_exchange: v10 with fewer reductions across the program a row. --------------------------------------------
+# Each of v10's rows costs its program six reductions across its warps (the two sums of its part, then for each sum
+# the check that every part is published and the sum of the parts), each a round through shared memory between
+# barriers, on a part of 2048 columns: in 16-bit, 12 KB of x, dy and dx a row. CUDA's v9 (cuda_src/layernorm.cu)
+# found its backward bound by such per-row work rather than by the memory and bought most in 16-bit by cutting it.
+# v11 makes them two: the part's two sums as one reduction of the pair, and the checks and the sums of the parts as
+# one reduction of (flag, sum, sum) (tl.reduce of several operands); the row's mean and rstd are loaded with its x,
+# a row ahead. Everything else is v10's. Fewer reductions need not mean as many fewer barriers: Triton lowers a
+# reduction of several operands with a round through shared memory for each (the sm_90 PTX of v11's kernel has 11
+# bar.sync where v10's has 12, in their code, not a row's count, at Triton 3.8), so what v11 buys is for its runs to
+# say.
+@variant("lean_exchange")
+def lean_exchange(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor):
+    _check(x, weight, ("bias", bias))
+    return _reread(x, weight, bias, triton_src.launcher, layernorm_tile_ahead_kernel)
+
+
+@backward("lean_exchange")
+def lean_exchange_backward(dy, x, weight, bias, mean, rstd):
+    _check(x, weight, ("bias", bias), grad=dy)
+    return _exchange_backward(dy, x, weight, bias, mean, rstd, triton_src.launcher, lean=True)

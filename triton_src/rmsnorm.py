@@ -21,6 +21,9 @@ Steps (each one a row, triton:<name>; measured figures: results/<gpu>/rmsnorm.md
   v9 exchange + backward rows past 4K: a row split over programs that are all resident at once, each passing its
               part of the row's sum to the others through L2 and waiting for theirs, so the row is read once
               (layernorm.py's v10; the forward is v8's)
+  v10 lean_exchange  + v9 with two reductions across the program a row instead of three (the check that every
+              part is published and the sum of the parts in one) and the row's rstd loaded a row ahead
+              (layernorm.py's v11)
 
 triton_src/layernorm.py without the mean and the bias: one statistic per row, so v1's forward reads the row twice,
 not three times, and the backward reduces one gradient across rows, not two. What the two files share is
@@ -421,7 +424,8 @@ def tile_ahead_backward(dy, x, weight, rstd):
 # ---- exchange: a long row's backward shared by programs that pass their sums to each other (layernorm.py's v10). --
 @triton.jit
 def rmsnorm_exchange_backward_kernel(dy_ptr, x_ptr, w_ptr, rstd_ptr, dx_ptr, dw_part_ptr, slots_ptr, m, n, parts,
-                                     rows_per_group, BLOCK: tl.constexpr, SLOTS: tl.constexpr):
+                                     rows_per_group, BLOCK: tl.constexpr, SLOTS: tl.constexpr,
+                                     LEAN: tl.constexpr):
     program = tl.program_id(0)
     g = (program // parts).to(tl.int64)
     part = program % parts
@@ -431,23 +435,29 @@ def rmsnorm_exchange_backward_kernel(dy_ptr, x_ptr, w_ptr, rstd_ptr, dx_ptr, dw_
     last = tl.minimum(first + rows_per_group, m)
     x_next = tl.load(x_ptr + first * n + cols, mask=mask & (first < last), other=0.0)
     dy_next = tl.load(dy_ptr + first * n + cols, mask=mask & (first < last), other=0.0)
+    rstd_next = tl.load(rstd_ptr + first, mask=first < last, other=0.0)
     # x̂, w·dy and rstd of the rows one and two before, kept for their dx
     xhat_1, wdy_1, rstd_1 = tl.zeros([BLOCK], dtype=tl.float32), tl.zeros([BLOCK], dtype=tl.float32), 0.0
     xhat_2, wdy_2, rstd_2 = tl.zeros([BLOCK], dtype=tl.float32), tl.zeros([BLOCK], dtype=tl.float32), 0.0
     for row in range(first, last + EXCHANGE_LAG):  # the last turns write the last rows' dx only
         late = row - EXCHANGE_LAG
-        got, words, present = read_slots(slots_ptr, late, parts, late >= first, SLOTS)  # in flight meanwhile
+        got_a, got_b, words, present = read_slots(slots_ptr, late, parts, late >= first, SLOTS, False)  # in flight
         x, dy = x_next.to(tl.float32), dy_next.to(tl.float32)
         x_next = tl.load(x_ptr + (row + 1) * n + cols, mask=mask & (row + 1 < last), other=0.0)
         dy_next = tl.load(dy_ptr + (row + 1) * n + cols, mask=mask & (row + 1 < last), other=0.0)
-        rstd = tl.load(rstd_ptr + row, mask=row < last, other=0.0)
+        if LEAN:  # the row's rstd loaded with its x, a row ahead
+            rstd = rstd_next
+            rstd_next = tl.load(rstd_ptr + row + 1, mask=row + 1 < last, other=0.0)
+        else:
+            rstd = tl.load(rstd_ptr + row, mask=row < last, other=0.0)
         xhat = x * rstd
         wdy = w * dy
         dw += dy * xhat  # zeros on the last turns
-        if row < last:  # one sum a row: its second slot carries a zero
-            publish_sums(slots_ptr, row, part, parts, tl.sum(wdy * xhat, axis=0), tl.full([], 0.0, tl.float32))
+        if row < last:  # one sum a row: the first word of its slot
+            s_wdy_xhat = tl.sum(wdy * xhat, axis=0)
+            publish_sums(slots_ptr, row, part, parts, s_wdy_xhat, s_wdy_xhat, False)
         if late >= first:
-            s_wdy_xhat = gather_sums(got, words, present, SLOTS)[0]
+            s_wdy_xhat = gather_sums(got_a, got_b, words, present, LEAN, False)[0]
             tl.store(dx_ptr + late * n + cols,
                      ((wdy_2 - xhat_2 * (s_wdy_xhat / n)) * rstd_2).to(dx_ptr.dtype.element_ty), mask=mask)
         xhat_2, wdy_2, rstd_2 = xhat_1, wdy_1, rstd_1
@@ -455,7 +465,7 @@ def rmsnorm_exchange_backward_kernel(dy_ptr, x_ptr, w_ptr, rstd_ptr, dx_ptr, dw_
     tl.store(dw_part_ptr + g * n + cols, dw, mask=mask)  # a group with no rows writes zeros
 
 
-def _exchange_backward(dy, x, weight, rstd, via=as_written):
+def _exchange_backward(dy, x, weight, rstd, via=as_written, lean=False):
     programs = exchange_programs(x)
     if programs is None:
         return _split_backward(dy, x, weight, rstd, via)
@@ -466,7 +476,7 @@ def _exchange_backward(dy, x, weight, rstd, via=as_written):
     slots = exchange_slots(m, parts, x.device)
     via(rmsnorm_exchange_backward_kernel)[(groups * parts,)](
         dy, x, weight, rstd, dx, part, slots, m, n, parts, rows_per_group, BLOCK=EXCHANGE_COLS,
-        SLOTS=exchange_slot_words(parts), **EXCHANGE_LAUNCH)
+        SLOTS=exchange_slot_words(parts), LEAN=lean, **EXCHANGE_LAUNCH)
     sum_partials(part, dweight.view(1, n), via)
     return dx, dweight
 
@@ -481,3 +491,16 @@ def exchange(x: torch.Tensor, weight: torch.Tensor):
 def exchange_backward(dy, x, weight, rstd):
     _check(x, weight, grad=dy)
     return _exchange_backward(dy, x, weight, rstd, triton_src.launcher)
+
+
+# ---- lean_exchange: v9 with fewer reductions across the program a row (layernorm.py's v11). -----------------------
+@variant("lean_exchange")
+def lean_exchange(x: torch.Tensor, weight: torch.Tensor):
+    _check(x, weight)
+    return _reread(x, weight, triton_src.launcher, rmsnorm_tile_ahead_kernel)
+
+
+@backward("lean_exchange")
+def lean_exchange_backward(dy, x, weight, rstd):
+    _check(x, weight, grad=dy)
+    return _exchange_backward(dy, x, weight, rstd, triton_src.launcher, lean=True)
