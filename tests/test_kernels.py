@@ -96,24 +96,33 @@ REREAD_CASES = [(torch.float32, (3, 5001), "random"), (torch.float16, (2, 4096),
                 (torch.float32, (2, 6000), "large offset")]
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("impl_name", ["triton:reread", "triton:newest_first", "triton:tile_ahead"])
-@pytest.mark.parametrize("op_name", ["layernorm", "rmsnorm", "layernorm-fwd-bwd"])
-def test_norm_reread_step_matches_reference_on_its_own_rows(op_name, impl_name, device, monkeypatch):
+def _norm_step(op_name, impl_name):
+    """(its triton_src module, the op, the row, its function) of a norm's Triton step, ready for the interpreter."""
     import importlib
 
     norm = importlib.import_module(f"triton_src.{discover.base_name(op_name)}")
     op = discover.load_op(op_name)
     impl = next(i for i in discover.implementations(op) if i.name == impl_name)
     worker._use_interpreter_autotune_stub(impl)
-    fn = impl.load()
+    return norm, op, impl, impl.load()
+
+
+def _check_cases(op, impl, fn, cases, device):
+    for dtype, shape, inputs in cases:
+        r = check.check_case(op, impl.name, fn, dtype, shape, device, 0, inputs)
+        assert r.ok, f"{impl.name} {r.dtype} {r.shape} {r.inputs}: {r.status}: {r.message}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("impl_name", ["triton:reread", "triton:newest_first", "triton:tile_ahead"])
+@pytest.mark.parametrize("op_name", ["layernorm", "rmsnorm", "layernorm-fwd-bwd"])
+def test_norm_reread_step_matches_reference_on_its_own_rows(op_name, impl_name, device, monkeypatch):
+    norm, op, impl, fn = _norm_step(op_name, impl_name)
     monkeypatch.setattr(norm, "REREAD_AFTER_COLS", 1024)
     handed_down = "_occupancy" if hasattr(norm, "_occupancy") else "_fused"
     monkeypatch.setattr(norm, handed_down, lambda *a: pytest.fail(f"{impl_name} handed its own rows down"))
-    for dtype, shape, inputs in REREAD_CASES:
-        assert shape[1] > norm.REREAD_AFTER_COLS
-        r = check.check_case(op, impl.name, fn, dtype, shape, device, 0, inputs)
-        assert r.ok, f"{impl.name} {r.dtype} {r.shape} {r.inputs}: {r.status}: {r.message}"
+    assert all(shape[1] > norm.REREAD_AFTER_COLS for _, shape, _ in REREAD_CASES)
+    _check_cases(op, impl, fn, REREAD_CASES, device)
 
 
 # The norms' triton:exchange takes backward rows past EXCHANGE_AFTER_COLS, split over programs that wait for each
@@ -129,23 +138,15 @@ EXCHANGE_CASES = [(torch.float32, (3, 5001), "random"), (torch.float16, (5, 3000
 @pytest.mark.parametrize("impl_name", ["triton:exchange", "triton:lean_exchange"])
 @pytest.mark.parametrize("op_name", ["layernorm-backward", "rmsnorm-backward"])
 def test_norm_exchange_step_matches_reference_on_its_own_rows(op_name, impl_name, device, monkeypatch):
-    import importlib
-
     from triton_src import layernorm
 
-    norm = importlib.import_module(f"triton_src.{discover.base_name(op_name)}")
-    op = discover.load_op(op_name)
-    impl = next(i for i in discover.implementations(op) if i.name == impl_name)
-    worker._use_interpreter_autotune_stub(impl)
-    fn = impl.load()
+    norm, op, impl, fn = _norm_step(op_name, impl_name)
     monkeypatch.setattr(layernorm, "EXCHANGE_AFTER_COLS", 1024)
     for module in {layernorm, norm}:
         monkeypatch.setattr(module, "EXCHANGE_COLS", 8192)
     monkeypatch.setattr(norm, "_split_backward", lambda *a: pytest.fail(f"{impl_name} handed its own rows down"))
-    for dtype, shape, inputs in EXCHANGE_CASES:
-        assert layernorm.EXCHANGE_AFTER_COLS < shape[1] <= norm.EXCHANGE_COLS
-        r = check.check_case(op, impl.name, fn, dtype, shape, device, 0, inputs)
-        assert r.ok, f"{impl.name} {r.dtype} {r.shape} {r.inputs}: {r.status}: {r.message}"
+    assert all(layernorm.EXCHANGE_AFTER_COLS < shape[1] <= norm.EXCHANGE_COLS for _, shape, _ in EXCHANGE_CASES)
+    _check_cases(op, impl, fn, EXCHANGE_CASES, device)
 
 
 @pytest.mark.slow
