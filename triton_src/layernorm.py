@@ -24,8 +24,7 @@ Steps (each one a row, triton:<name>; measured figures: results/<gpu>/layernorm.
   v10 exchange  + backward rows past 4K: a row split over programs that are all resident at once, each passing its
               part of the row's two sums to the others through L2 and waiting for theirs, so the row is read once
               (the forward is v9's)
-  v11 lean_exchange  + v10 with two reductions across the program a row instead of six: sums and checks taken
-              together in one reduction of several operands, and the row's statistics loaded a row ahead
+  v11 exchange_ahead  + v10 with fp16/bf16 rows' loads issued two rows ahead instead of one
 
 As in cuda_src/layernorm.cu, each step takes the rows it adds a path for and hands every other shape to the step
 before, so each row runs every shape (rows longer than v2 holds go to v1, whose tiles take any N).
@@ -857,34 +856,11 @@ def word_sums(got):
 
 
 @triton.jit
-def least_flag_and_sums(flag_1, a_1, b_1, flag_2, a_2, b_2):
-    """tl.reduce's combine of (published flag, sum, sum): published only if both were, the sums added."""
-    return tl.minimum(flag_1, flag_2), a_1 + a_2, b_1 + b_2
-
-
-@triton.jit
-def both_added(a_1, b_1, a_2, b_2):
-    """tl.reduce's combine of two sums taken together."""
-    return a_1 + a_2, b_1 + b_2
-
-
-@triton.jit
-def gather_sums(got_a, got_b, words, present, LEAN: tl.constexpr, TWO: tl.constexpr):
+def gather_sums(got_a, got_b, words, present, TWO: tl.constexpr):
     """A row's two sums (TWO; else the first, twice) over all the programs sharing it, from its words as read_slots
-    read them, read again until every program has published its part: for each sum a check of its flags, then its
-    sum, or (LEAN, v11) all of it in one reduction across the program. (Triton 3.8 fails to compile a kernel that
+    read them, read again until every program has published its part. (Triton 3.8 fails to compile a kernel that
     reads the second words in this loop and leaves their sum unused: hence TWO.)"""
-    if LEAN:
-        published, a, b = tl.reduce((tl.minimum(got_a, got_b) >> 32, word_sums(got_a), word_sums(got_b)), 0,
-                                    least_flag_and_sums)
-        while published == 0:
-            got_a = tl.load(words, mask=present, other=PUBLISHED, volatile=True)
-            got_b = got_a
-            if TWO:
-                got_b = tl.load(words + 1, mask=present, other=PUBLISHED, volatile=True)
-            published, a, b = tl.reduce((tl.minimum(got_a, got_b) >> 32, word_sums(got_a), word_sums(got_b)), 0,
-                                        least_flag_and_sums)
-    elif TWO:
+    if TWO:
         while tl.minimum(tl.min(got_a >> 32, axis=0), tl.min(got_b >> 32, axis=0)) == 0:
             got_a = tl.load(words, mask=present, other=PUBLISHED, volatile=True)
             got_b = tl.load(words + 1, mask=present, other=PUBLISHED, volatile=True)
@@ -898,56 +874,68 @@ def gather_sums(got_a, got_b, words, present, LEAN: tl.constexpr, TWO: tl.conste
 
 
 @triton.jit
-def two_sums(a_terms, b_terms, LEAN: tl.constexpr):
-    """Σ a_terms and Σ b_terms over a program's tile: two reductions across the program, or (LEAN) one."""
-    if LEAN:
-        a, b = tl.reduce((a_terms, b_terms), 0, both_added)
+def rows_ahead(x_ptr, dy_ptr, n, cols, mask, row, last, x_1, dy_1, x_2, dy_2, AHEAD: tl.constexpr):
+    """A row's x and dy (fp32) from the loads in flight, and the loads then in flight: rows row + 1 (x_1, dy_1) and,
+    with AHEAD = 2, row + 2 (x_2, dy_2), each issued AHEAD rows before its row (read_slots' rows: past the group's
+    last, masked off)."""
+    x, dy = x_1.to(tl.float32), dy_1.to(tl.float32)
+    if AHEAD == 2:
+        x_1, dy_1 = x_2, dy_2
+        x_2 = tl.load(x_ptr + (row + 2) * n + cols, mask=mask & (row + 2 < last), other=0.0)
+        dy_2 = tl.load(dy_ptr + (row + 2) * n + cols, mask=mask & (row + 2 < last), other=0.0)
     else:
-        a, b = tl.sum(a_terms, axis=0), tl.sum(b_terms, axis=0)
-    return a, b
+        x_1 = tl.load(x_ptr + (row + 1) * n + cols, mask=mask & (row + 1 < last), other=0.0)
+        dy_1 = tl.load(dy_ptr + (row + 1) * n + cols, mask=mask & (row + 1 < last), other=0.0)
+    return x, dy, x_1, dy_1, x_2, dy_2
+
+
+@triton.jit
+def exchange_part(w_ptr, m, n, parts, rows_per_group, BLOCK: tl.constexpr):
+    """This program's group of rows and part of their columns: (group, part, the weight's part with its columns and
+    mask, the group's first row and the row past its last)."""
+    program = tl.program_id(0)
+    g = (program // parts).to(tl.int64)
+    part = program % parts
+    w, cols, mask = load_tile(w_ptr, 0, n, part * BLOCK, BLOCK)
+    first = g * rows_per_group
+    return g, part, w, cols, mask, first, tl.minimum(first + rows_per_group, m)
+
+
+@triton.jit
+def first_rows(x_ptr, dy_ptr, n, cols, mask, first, last):
+    """The loads of a group's first two rows (the second's used only two rows ahead), masked off past its last."""
+    x_1 = tl.load(x_ptr + first * n + cols, mask=mask & (first < last), other=0.0)
+    dy_1 = tl.load(dy_ptr + first * n + cols, mask=mask & (first < last), other=0.0)
+    x_2 = tl.load(x_ptr + (first + 1) * n + cols, mask=mask & (first + 1 < last), other=0.0)
+    dy_2 = tl.load(dy_ptr + (first + 1) * n + cols, mask=mask & (first + 1 < last), other=0.0)
+    return x_1, dy_1, x_2, dy_2
 
 
 @triton.jit
 def layernorm_exchange_backward_kernel(dy_ptr, x_ptr, w_ptr, mean_ptr, rstd_ptr, dx_ptr, dw_part_ptr, db_part_ptr,
                                        slots_ptr, m, n, parts, rows_per_group, BLOCK: tl.constexpr,
-                                       SLOTS: tl.constexpr, LEAN: tl.constexpr):
-    program = tl.program_id(0)
-    g = (program // parts).to(tl.int64)
-    part = program % parts
-    w, cols, mask = load_tile(w_ptr, 0, n, part * BLOCK, BLOCK)
+                                       SLOTS: tl.constexpr, AHEAD: tl.constexpr):
+    g, part, w, cols, mask, first, last = exchange_part(w_ptr, m, n, parts, rows_per_group, BLOCK)
     dw = tl.zeros([BLOCK], dtype=tl.float32)
     db = tl.zeros([BLOCK], dtype=tl.float32)
-    first = g * rows_per_group
-    last = tl.minimum(first + rows_per_group, m)
-    x_next = tl.load(x_ptr + first * n + cols, mask=mask & (first < last), other=0.0)
-    dy_next = tl.load(dy_ptr + first * n + cols, mask=mask & (first < last), other=0.0)
-    mean_next = tl.load(mean_ptr + first, mask=first < last, other=0.0)
-    rstd_next = tl.load(rstd_ptr + first, mask=first < last, other=0.0)
+    x_1, dy_1, x_2, dy_2 = first_rows(x_ptr, dy_ptr, n, cols, mask, first, last)
     # x̂, w·dy and rstd of the rows one and two before, kept for their dx
     xhat_1, wdy_1, rstd_1 = tl.zeros([BLOCK], dtype=tl.float32), tl.zeros([BLOCK], dtype=tl.float32), 0.0
     xhat_2, wdy_2, rstd_2 = tl.zeros([BLOCK], dtype=tl.float32), tl.zeros([BLOCK], dtype=tl.float32), 0.0
     for row in range(first, last + EXCHANGE_LAG):  # the last turns write the last rows' dx only
         late = row - EXCHANGE_LAG
         got_a, got_b, words, present = read_slots(slots_ptr, late, parts, late >= first, SLOTS, True)  # in flight
-        x, dy = x_next.to(tl.float32), dy_next.to(tl.float32)
-        x_next = tl.load(x_ptr + (row + 1) * n + cols, mask=mask & (row + 1 < last), other=0.0)
-        dy_next = tl.load(dy_ptr + (row + 1) * n + cols, mask=mask & (row + 1 < last), other=0.0)
-        if LEAN:  # the row's statistics loaded with its x, a row ahead
-            mean, rstd = mean_next, rstd_next
-            mean_next = tl.load(mean_ptr + row + 1, mask=row + 1 < last, other=0.0)
-            rstd_next = tl.load(rstd_ptr + row + 1, mask=row + 1 < last, other=0.0)
-        else:
-            mean = tl.load(mean_ptr + row, mask=row < last, other=0.0)
-            rstd = tl.load(rstd_ptr + row, mask=row < last, other=0.0)
-        xhat = tl.where(mask, (x - mean) * rstd, 0.0)
+        x, dy, x_1, dy_1, x_2, dy_2 = rows_ahead(x_ptr, dy_ptr, n, cols, mask, row, last, x_1, dy_1, x_2, dy_2,
+                                                 AHEAD)
+        rstd = tl.load(rstd_ptr + row, mask=row < last, other=0.0)
+        xhat = tl.where(mask, (x - tl.load(mean_ptr + row, mask=row < last, other=0.0)) * rstd, 0.0)
         wdy = w * dy
         dw += dy * xhat  # zeros on the last turns
         db += dy
         if row < last:
-            s_wdy_xhat, s_wdy = two_sums(wdy * xhat, wdy, LEAN)
-            publish_sums(slots_ptr, row, part, parts, s_wdy_xhat, s_wdy, True)
+            publish_sums(slots_ptr, row, part, parts, tl.sum(wdy * xhat, axis=0), tl.sum(wdy, axis=0), True)
         if late >= first:
-            s_wdy_xhat, s_wdy = gather_sums(got_a, got_b, words, present, LEAN, True)
+            s_wdy_xhat, s_wdy = gather_sums(got_a, got_b, words, present, True)
             tl.store(dx_ptr + late * n + cols,
                      ((wdy_2 - s_wdy / n - xhat_2 * (s_wdy_xhat / n)) * rstd_2).to(dx_ptr.dtype.element_ty),
                      mask=mask)
@@ -989,7 +977,7 @@ def exchange_slots(m: int, parts: int, device: torch.device) -> torch.Tensor:
     return torch.zeros((m, parts, 2), device=device, dtype=torch.int64)
 
 
-def _exchange_backward(dy, x, weight, bias, mean, rstd, via=as_written, lean=False):
+def _exchange_backward(dy, x, weight, bias, mean, rstd, via=as_written, ahead=1):
     programs = exchange_programs(x)
     if programs is None:
         return _split_backward(dy, x, weight, bias, mean, rstd, via)
@@ -1001,7 +989,7 @@ def _exchange_backward(dy, x, weight, bias, mean, rstd, via=as_written, lean=Fal
     slots = exchange_slots(m, parts, x.device)
     via(layernorm_exchange_backward_kernel)[(groups * parts,)](
         dy, x, weight, mean, rstd, dx, part[0], part[1], slots, m, n, parts, rows_per_group,
-        BLOCK=EXCHANGE_COLS, SLOTS=exchange_slot_words(parts), LEAN=lean, **EXCHANGE_LAUNCH)
+        BLOCK=EXCHANGE_COLS, SLOTS=exchange_slot_words(parts), AHEAD=ahead, **EXCHANGE_LAUNCH)
     sum_partials(part, grads, via)
     return dx, grads[0], grads[1]
 
@@ -1018,24 +1006,26 @@ def exchange_backward(dy, x, weight, bias, mean, rstd):
     return _exchange_backward(dy, x, weight, bias, mean, rstd, triton_src.launcher)
 
 
-# ---- lean_exchange: v10 with fewer reductions across the program a row. --------------------------------------------
-# Each of v10's rows costs its program six reductions across its warps (the two sums of its part, then for each sum
-# the check that every part is published and the sum of the parts), each a round through shared memory between
-# barriers, on a part of 2048 columns: in 16-bit, 12 KB of x, dy and dx a row. CUDA's v9 (cuda_src/layernorm.cu)
-# found its backward bound by such per-row work rather than by the memory and bought most in 16-bit by cutting it.
-# v11 makes them two: the part's two sums as one reduction of the pair, and the checks and the sums of the parts as
-# one reduction of (flag, sum, sum) (tl.reduce of several operands); the row's mean and rstd are loaded with its x,
-# a row ahead. Everything else is v10's. Fewer reductions need not mean as many fewer barriers: Triton lowers a
-# reduction of several operands with a round through shared memory for each (the sm_90 PTX of v11's kernel has 11
-# bar.sync where v10's has 12, in their code, not a row's count, at Triton 3.8), so what v11 buys is for its runs to
-# say.
-@variant("lean_exchange")
-def lean_exchange(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor):
+# ---- exchange_ahead: v10 with 16-bit rows' loads two rows ahead. --------------------------------------------------
+# A v10 program has one row's loads of its part in flight while it reduces, publishes and waits: at 2048 columns,
+# 16 KB of x and dy in fp32, 8 KB in fp16/bf16, two programs an SM. A multiprocessor keeps its share of the memory
+# busy only with enough bytes in flight to cover a round trip to DRAM, and halving them halves what it can move: the
+# lesson of CUDA's v8 (cuda_src/layernorm.cu), whose ring of rows in shared memory sets the bytes in flight instead
+# of the registers. v11 issues a 16-bit row's loads two rows before it is used (two rows of x and dy in flight, in
+# the registers of one fp32 row: no spill at 8 warps and 128 registers, ptxas -v of Triton 3.8's sm_90 PTX, where
+# fp32 two rows ahead spills); fp32 rows keep v10's one row ahead. Everything else is v10's.
+def exchange_rows_ahead(x: torch.Tensor) -> int:
+    """Rows ahead that v11 loads x's rows: two in fp16/bf16, one in fp32 (v10's)."""
+    return 2 if x.element_size() == 2 else 1
+
+
+@variant("exchange_ahead")
+def exchange_ahead(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor):
     _check(x, weight, ("bias", bias))
     return _reread(x, weight, bias, triton_src.launcher, layernorm_tile_ahead_kernel)
 
 
-@backward("lean_exchange")
-def lean_exchange_backward(dy, x, weight, bias, mean, rstd):
+@backward("exchange_ahead")
+def exchange_ahead_backward(dy, x, weight, bias, mean, rstd):
     _check(x, weight, ("bias", bias), grad=dy)
-    return _exchange_backward(dy, x, weight, bias, mean, rstd, triton_src.launcher, lean=True)
+    return _exchange_backward(dy, x, weight, bias, mean, rstd, triton_src.launcher, ahead=exchange_rows_ahead(x))

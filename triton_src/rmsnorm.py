@@ -21,9 +21,7 @@ Steps (each one a row, triton:<name>; measured figures: results/<gpu>/rmsnorm.md
   v9 exchange + backward rows past 4K: a row split over programs that are all resident at once, each passing its
               part of the row's sum to the others through L2 and waiting for theirs, so the row is read once
               (layernorm.py's v10; the forward is v8's)
-  v10 lean_exchange  + v9 with two reductions across the program a row instead of three (the check that every
-              part is published and the sum of the parts in one) and the row's rstd loaded a row ahead
-              (layernorm.py's v11)
+  v10 exchange_ahead  + v9 with fp16/bf16 rows' loads issued two rows ahead instead of one (layernorm.py's v11)
 
 triton_src/layernorm.py without the mean and the bias: one statistic per row, so v1's forward reads the row twice,
 not three times, and the backward reduces one gradient across rows, not two. What the two files share is
@@ -42,10 +40,12 @@ from compare.validate import InputError, check_inputs
 from triton_src import as_written
 from triton_src.layernorm import (EXCHANGE_COLS, EXCHANGE_LAG, EXCHANGE_LAUNCH, MAX_FUSED_BACKWARD_COLS, MAX_FUSED_COLS,
                                   MAX_PREFETCH_COLS, PREFETCH_VALUES, REREAD_AFTER_COLS, REREAD_CONFIGS,
-                                  SPLIT_AFTER_COLS, SPLIT_COLS, SPLIT_WARPS, WARP_CONFIGS, exchange_programs,
-                                  exchange_slot_words, exchange_slots, fused_backward_programs, fused_tile, gather_sums,
-                                  load_tile, load_tile_ahead, load_tile_hinted, partial_sums, publish_sums, read_slots,
-                                  reread_tile_start, sm_count, split_programs, sum_partials, warps_worth_trying)
+                                  SPLIT_AFTER_COLS, SPLIT_COLS, SPLIT_WARPS, WARP_CONFIGS, exchange_part,
+                                  exchange_programs, exchange_rows_ahead, exchange_slot_words, exchange_slots,
+                                  first_rows, fused_backward_programs, fused_tile, gather_sums, load_tile,
+                                  load_tile_ahead, load_tile_hinted, partial_sums, publish_sums, read_slots,
+                                  reread_tile_start, rows_ahead, sm_count, split_programs, sum_partials,
+                                  warps_worth_trying)
 
 EPS = 1e-6  # the spec's (specs/rmsnorm.py)
 
@@ -424,32 +424,19 @@ def tile_ahead_backward(dy, x, weight, rstd):
 # ---- exchange: a long row's backward shared by programs that pass their sums to each other (layernorm.py's v10). --
 @triton.jit
 def rmsnorm_exchange_backward_kernel(dy_ptr, x_ptr, w_ptr, rstd_ptr, dx_ptr, dw_part_ptr, slots_ptr, m, n, parts,
-                                     rows_per_group, BLOCK: tl.constexpr, SLOTS: tl.constexpr,
-                                     LEAN: tl.constexpr):
-    program = tl.program_id(0)
-    g = (program // parts).to(tl.int64)
-    part = program % parts
-    w, cols, mask = load_tile(w_ptr, 0, n, part * BLOCK, BLOCK)
+                                     rows_per_group, BLOCK: tl.constexpr, SLOTS: tl.constexpr, AHEAD: tl.constexpr):
+    g, part, w, cols, mask, first, last = exchange_part(w_ptr, m, n, parts, rows_per_group, BLOCK)
     dw = tl.zeros([BLOCK], dtype=tl.float32)
-    first = g * rows_per_group
-    last = tl.minimum(first + rows_per_group, m)
-    x_next = tl.load(x_ptr + first * n + cols, mask=mask & (first < last), other=0.0)
-    dy_next = tl.load(dy_ptr + first * n + cols, mask=mask & (first < last), other=0.0)
-    rstd_next = tl.load(rstd_ptr + first, mask=first < last, other=0.0)
+    x_1, dy_1, x_2, dy_2 = first_rows(x_ptr, dy_ptr, n, cols, mask, first, last)
     # x̂, w·dy and rstd of the rows one and two before, kept for their dx
     xhat_1, wdy_1, rstd_1 = tl.zeros([BLOCK], dtype=tl.float32), tl.zeros([BLOCK], dtype=tl.float32), 0.0
     xhat_2, wdy_2, rstd_2 = tl.zeros([BLOCK], dtype=tl.float32), tl.zeros([BLOCK], dtype=tl.float32), 0.0
     for row in range(first, last + EXCHANGE_LAG):  # the last turns write the last rows' dx only
         late = row - EXCHANGE_LAG
         got_a, got_b, words, present = read_slots(slots_ptr, late, parts, late >= first, SLOTS, False)  # in flight
-        x, dy = x_next.to(tl.float32), dy_next.to(tl.float32)
-        x_next = tl.load(x_ptr + (row + 1) * n + cols, mask=mask & (row + 1 < last), other=0.0)
-        dy_next = tl.load(dy_ptr + (row + 1) * n + cols, mask=mask & (row + 1 < last), other=0.0)
-        if LEAN:  # the row's rstd loaded with its x, a row ahead
-            rstd = rstd_next
-            rstd_next = tl.load(rstd_ptr + row + 1, mask=row + 1 < last, other=0.0)
-        else:
-            rstd = tl.load(rstd_ptr + row, mask=row < last, other=0.0)
+        x, dy, x_1, dy_1, x_2, dy_2 = rows_ahead(x_ptr, dy_ptr, n, cols, mask, row, last, x_1, dy_1, x_2, dy_2,
+                                                 AHEAD)
+        rstd = tl.load(rstd_ptr + row, mask=row < last, other=0.0)
         xhat = x * rstd
         wdy = w * dy
         dw += dy * xhat  # zeros on the last turns
@@ -457,7 +444,7 @@ def rmsnorm_exchange_backward_kernel(dy_ptr, x_ptr, w_ptr, rstd_ptr, dx_ptr, dw_
             s_wdy_xhat = tl.sum(wdy * xhat, axis=0)
             publish_sums(slots_ptr, row, part, parts, s_wdy_xhat, s_wdy_xhat, False)
         if late >= first:
-            s_wdy_xhat = gather_sums(got_a, got_b, words, present, LEAN, False)[0]
+            s_wdy_xhat = gather_sums(got_a, got_b, words, present, False)[0]
             tl.store(dx_ptr + late * n + cols,
                      ((wdy_2 - xhat_2 * (s_wdy_xhat / n)) * rstd_2).to(dx_ptr.dtype.element_ty), mask=mask)
         xhat_2, wdy_2, rstd_2 = xhat_1, wdy_1, rstd_1
@@ -465,7 +452,7 @@ def rmsnorm_exchange_backward_kernel(dy_ptr, x_ptr, w_ptr, rstd_ptr, dx_ptr, dw_
     tl.store(dw_part_ptr + g * n + cols, dw, mask=mask)  # a group with no rows writes zeros
 
 
-def _exchange_backward(dy, x, weight, rstd, via=as_written, lean=False):
+def _exchange_backward(dy, x, weight, rstd, via=as_written, ahead=1):
     programs = exchange_programs(x)
     if programs is None:
         return _split_backward(dy, x, weight, rstd, via)
@@ -476,7 +463,7 @@ def _exchange_backward(dy, x, weight, rstd, via=as_written, lean=False):
     slots = exchange_slots(m, parts, x.device)
     via(rmsnorm_exchange_backward_kernel)[(groups * parts,)](
         dy, x, weight, rstd, dx, part, slots, m, n, parts, rows_per_group, BLOCK=EXCHANGE_COLS,
-        SLOTS=exchange_slot_words(parts), LEAN=lean, **EXCHANGE_LAUNCH)
+        SLOTS=exchange_slot_words(parts), AHEAD=ahead, **EXCHANGE_LAUNCH)
     sum_partials(part, dweight.view(1, n), via)
     return dx, dweight
 
@@ -493,14 +480,14 @@ def exchange_backward(dy, x, weight, rstd):
     return _exchange_backward(dy, x, weight, rstd, triton_src.launcher)
 
 
-# ---- lean_exchange: v9 with fewer reductions across the program a row (layernorm.py's v11). -----------------------
-@variant("lean_exchange")
-def lean_exchange(x: torch.Tensor, weight: torch.Tensor):
+# ---- exchange_ahead: v9 with 16-bit rows' loads two rows ahead (layernorm.py's v11). -----------------------------
+@variant("exchange_ahead")
+def exchange_ahead(x: torch.Tensor, weight: torch.Tensor):
     _check(x, weight)
     return _reread(x, weight, triton_src.launcher, rmsnorm_tile_ahead_kernel)
 
 
-@backward("lean_exchange")
-def lean_exchange_backward(dy, x, weight, rstd):
+@backward("exchange_ahead")
+def exchange_ahead_backward(dy, x, weight, rstd):
     _check(x, weight, grad=dy)
-    return _exchange_backward(dy, x, weight, rstd, triton_src.launcher, lean=True)
+    return _exchange_backward(dy, x, weight, rstd, triton_src.launcher, ahead=exchange_rows_ahead(x))
