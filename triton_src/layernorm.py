@@ -876,8 +876,8 @@ def gather_sums(got_a, got_b, words, present, TWO: tl.constexpr):
 @triton.jit
 def rows_ahead(x_ptr, dy_ptr, n, cols, mask, row, last, x_1, dy_1, x_2, dy_2, AHEAD: tl.constexpr):
     """A row's x and dy (fp32) from the loads in flight, and the loads then in flight: rows row + 1 (x_1, dy_1) and,
-    with AHEAD = 2, row + 2 (x_2, dy_2), each issued AHEAD rows before its row (read_slots' rows: past the group's
-    last, masked off)."""
+    with AHEAD = 2, row + 2 (x_2, dy_2), each issued AHEAD rows before its row; rows past the group's last are
+    masked off."""
     x, dy = x_1.to(tl.float32), dy_1.to(tl.float32)
     if AHEAD == 2:
         x_1, dy_1 = x_2, dy_2
@@ -961,14 +961,14 @@ def exchange_programs(x: torch.Tensor) -> tuple[int, int, int] | None:
 
 
 def exchange_slot_words(parts: int) -> int:
-    """SLOTS, twice the words of each tile a program reads a row's slots in (read_slots): at least 2·parts and twice
-    its threads, one word a thread at most. Where a tile
-    has fewer elements than its layout covers (its threads times the words a thread loads at once, two 64-bit words
-    in 16 bytes), Triton holds an element in several threads, each loading it at its own moment: one could see a
-    part published and another not, and a reduction across the tile then takes some elements from one thread and
-    some from another, so the check that every part is published and the sum of the parts could read different
-    copies. With no element held twice, both read the same words. A tile of 2·parts words, at 8 warps and 32 parts,
-    wrote wrong dx in a few rows of 256 x 65536 (results/nvidia-h200/norm-backward-exchange-late/, at d8c0503)."""
+    """SLOTS, twice the words of each tile a program reads a row's slots in (read_slots): a tile of at least `parts`
+    words and at least the program's threads, so that no word is held by two threads. Where a tile has fewer
+    elements than its layout covers (its threads times the words a thread loads at once), Triton holds an element in
+    several threads, each loading it at its own moment: one could see a part published and another not, and a
+    reduction across the tile then takes some elements from one thread and some from another, so the check that
+    every part is published and the sum of the parts could read different copies. A [parts, 2] tile of 32 parts at
+    8 warps wrote wrong dx in a few rows of 256 x 65536 (results/nvidia-h200/norm-backward-exchange-late/, at
+    d8c0503)."""
     return max(triton_src.next_power_of_2(2 * parts), 2 * 32 * EXCHANGE_WARPS)
 
 
