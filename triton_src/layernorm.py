@@ -21,7 +21,7 @@ Steps (each one a row, triton:<name>; measured figures: results/<gpu>/layernorm.
   v8 newest_first  + the second pass from the row's end, where L2 holds the row's most recent tiles
   v9 tile_ahead  + each pass loads its next tile before it uses this one (two tiles in flight a thread), and the
               statistics are kept per lane through the first pass (no block-wide sum a tile), merged once after it
-  v10 exchange  + backward rows past 4K: a row split over programs that are all resident at once, each passing its
+  v10 exchange  + backward rows past 8K: a row split over programs that are all resident at once, each passing its
               part of the row's two sums to the others through L2 and waiting for theirs, so the row is read once
               (the forward is v9's)
   v11 exchange_ahead  + v10 with fp16/bf16 rows' loads issued two rows ahead instead of one
@@ -810,10 +810,12 @@ def tile_ahead_backward(dy, x, weight, bias, mean, rstd):
 #     registers capped to fit (maxnreg, as v5's forward does).
 # Triton's interpreter runs programs one at a time, so a program there would wait forever for the next: under it,
 # v10 takes only rows that one program holds (parts = 1; tests/test_kernels.py lowers the thresholds to reach it), and
-# hands the rest to v4. Rows of EXCHANGE_AFTER_COLS or fewer go to v4's path as well (on to v3 and v2).
+# hands the rest to v4. Rows of EXCHANGE_AFTER_COLS or fewer go to v4's path as well (on to v3 and v2): at 8K, where
+# v2/v3 hold a row in one program, the first version taking them was behind that path in both norms but RMSNorm bf16
+# (level) (results/nvidia-h200/norm-backward-exchange/, at d68727d).
 # Columns, warps and programs an SM are a first choice among 1K-8K columns at 8-32 warps, one to four programs an SM,
 # timed outside the lab's tables; its own run will say whether it holds.
-EXCHANGE_AFTER_COLS = 4096
+EXCHANGE_AFTER_COLS = 8192
 EXCHANGE_COLS = 2048
 EXCHANGE_WARPS = 8  # 8 values of each [EXCHANGE_COLS] vector a thread
 EXCHANGE_PROGRAMS_PER_SM = 2

@@ -18,7 +18,7 @@ Steps (each one a row, triton:<name>; measured figures: results/<gpu>/rmsnorm.md
   v7 newest_first  + the second pass from the row's end (layernorm.py's v8)
   v8 tile_ahead  + each pass loads its next tile before it uses this one, two tiles in flight a thread
               (layernorm.py's v9, whose per-lane statistics v6 already has: Σx² a lane)
-  v9 exchange + backward rows past 4K: a row split over programs that are all resident at once, each passing its
+  v9 exchange + backward rows past 8K: a row split over programs that are all resident at once, each passing its
               part of the row's sum to the others through L2 and waiting for theirs, so the row is read once
               (layernorm.py's v10; the forward is v8's)
   v10 exchange_ahead  + v9 with fp16/bf16 rows' loads issued two rows ahead instead of one (layernorm.py's v11)
