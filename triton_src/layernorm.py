@@ -974,6 +974,12 @@ def exchange_slot_words(parts: int) -> int:
     return max(triton_src.next_power_of_2(2 * parts), 2 * 32 * EXCHANGE_WARPS)
 
 
+def exchange_meta(parts: int, ahead: int) -> dict:
+    """The launch parameters of an exchange kernel (either norm's) for rows of `parts` parts, loaded `ahead` rows
+    ahead."""
+    return dict(BLOCK=EXCHANGE_COLS, SLOTS=exchange_slot_words(parts), AHEAD=ahead, **EXCHANGE_LAUNCH)
+
+
 def exchange_slots(m: int, parts: int, device: torch.device) -> torch.Tensor:
     """The (M, parts, 2) 64-bit slots of the rows' sums, zeroed (none published)."""
     return torch.zeros((m, parts, 2), device=device, dtype=torch.int64)
@@ -991,7 +997,7 @@ def _exchange_backward(dy, x, weight, bias, mean, rstd, via=as_written, ahead=1)
     slots = exchange_slots(m, parts, x.device)
     via(layernorm_exchange_backward_kernel)[(groups * parts,)](
         dy, x, weight, mean, rstd, dx, part[0], part[1], slots, m, n, parts, rows_per_group,
-        BLOCK=EXCHANGE_COLS, SLOTS=exchange_slot_words(parts), AHEAD=ahead, **EXCHANGE_LAUNCH)
+        **exchange_meta(parts, ahead))
     sum_partials(part, grads, via)
     return dx, grads[0], grads[1]
 

@@ -38,13 +38,12 @@ import triton_src
 from compare.spec import backward, variant
 from compare.validate import InputError, check_inputs
 from triton_src import as_written
-from triton_src.layernorm import (EXCHANGE_COLS, EXCHANGE_LAG, EXCHANGE_LAUNCH, MAX_FUSED_BACKWARD_COLS, MAX_FUSED_COLS,
-                                  MAX_PREFETCH_COLS, PREFETCH_VALUES, REREAD_AFTER_COLS, REREAD_CONFIGS,
-                                  SPLIT_AFTER_COLS, SPLIT_COLS, SPLIT_WARPS, WARP_CONFIGS, exchange_part,
-                                  exchange_programs, exchange_rows_ahead, exchange_slot_words, exchange_slots,
-                                  first_rows, fused_backward_programs, fused_tile, gather_sums, load_tile,
-                                  load_tile_ahead, load_tile_hinted, partial_sums, publish_sums, read_slots,
-                                  reread_tile_start, rows_ahead, sm_count, split_programs, sum_partials,
+from triton_src.layernorm import (EXCHANGE_LAG, MAX_FUSED_BACKWARD_COLS, MAX_FUSED_COLS, MAX_PREFETCH_COLS,
+                                  PREFETCH_VALUES, REREAD_AFTER_COLS, REREAD_CONFIGS, SPLIT_AFTER_COLS, SPLIT_COLS,
+                                  SPLIT_WARPS, WARP_CONFIGS, exchange_meta, exchange_part, exchange_programs,
+                                  exchange_rows_ahead, exchange_slots, first_rows, fused_backward_programs, fused_tile,
+                                  gather_sums, load_tile, load_tile_ahead, load_tile_hinted, partial_sums, publish_sums,
+                                  read_slots, reread_tile_start, rows_ahead, sm_count, split_programs, sum_partials,
                                   warps_worth_trying)
 
 EPS = 1e-6  # the spec's (specs/rmsnorm.py)
@@ -462,8 +461,7 @@ def _exchange_backward(dy, x, weight, rstd, via=as_written, ahead=1):
     part = partial_sums(groups, n, x.device, 1)
     slots = exchange_slots(m, parts, x.device)
     via(rmsnorm_exchange_backward_kernel)[(groups * parts,)](
-        dy, x, weight, rstd, dx, part, slots, m, n, parts, rows_per_group, BLOCK=EXCHANGE_COLS,
-        SLOTS=exchange_slot_words(parts), AHEAD=ahead, **EXCHANGE_LAUNCH)
+        dy, x, weight, rstd, dx, part, slots, m, n, parts, rows_per_group, **exchange_meta(parts, ahead))
     sum_partials(part, dweight.view(1, n), via)
     return dx, dweight
 
