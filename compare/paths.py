@@ -46,6 +46,10 @@ def default_out_dir_and_reason(quick: bool, op: str, filtered_by: list[str] | tu
             host = None
         if host and host != env.describe_host():
             other_host = f"{env.relpath(existing)} came from host {host}, so this host's results go beside it"
-            return (base / re.sub(r"[^A-Za-z0-9_.-]+", "-", env.describe_host()),
-                    "; ".join(filter(None, (why, other_host))))
+            return base / host_folder(env.describe_host()), "; ".join(filter(None, (why, other_host)))
     return base, why
+
+
+def host_folder(host: str) -> str:
+    """The folder under results/<gpu>/ that holds a host's results beside another host's with the same GPU."""
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", host)

@@ -72,19 +72,23 @@ def result_folders(results: Path) -> list[tuple[str, Path]]:
 
 
 def _holds_full_results(folder: Path) -> bool:
-    """Whether a folder under results/<gpu>/ holds some op's json from a run not narrowed by --impls, --dtypes,
-    --sizes or --quick (a narrowed run given --out elsewhere, such as an experiment's folder, is not a host's full
-    results). A json that cannot be read counts as full, so that load() names it."""
+    """Whether a folder under results/<gpu>/ is another host's: named as the lab names a host's folder
+    (paths.host_folder of the json's env.host) and holding some op's json from a run not narrowed by --impls,
+    --dtypes, --sizes or --quick. An experiment's folder (a run given --out, narrowed or not, or a full run's files
+    moved aside) is not a host's full results. A json that cannot be read counts as full, so that load() names it."""
     from . import paths
 
     narrowing = (*paths.FILTER_OPTIONS, "--quick")
     for path in folder.glob("*.json"):
         try:
-            command = json.loads(path.read_text()).get("command", "")
+            data = json.loads(path.read_text())
+            command = data.get("command", "")
             words = shlex.split(command) if isinstance(command, str) else []
+            host = (data.get("env") or {}).get("host")
         except (OSError, ValueError, AttributeError):
             return True
-        if not any(word.split("=")[0] in narrowing for word in words):
+        if (isinstance(host, str) and paths.host_folder(host) == folder.name
+                and not any(word.split("=")[0] in narrowing for word in words)):
             return True
     return False
 

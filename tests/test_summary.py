@@ -174,10 +174,23 @@ def test_narrowed_and_cpu_results_are_left_out(results, tmp_path):
     assert "gpu-a/experiment" not in text
 
 
+def another_hosts(data, host):
+    return data | {"env": data["env"] | {"host": host}}
+
+
 def test_another_hosts_full_results_beside_a_gpus_are_summarized(results, tmp_path):
-    write(results / "gpu-a" / "host-2" / "gelu.json", gelu(scale=0.9))
+    write(results / "gpu-a" / "host-2" / "gelu.json", another_hosts(gelu(scale=0.9), "host 2"))
     assert ("gpu-a/host-2", results / "gpu-a" / "host-2") in summary.result_folders(results)
     assert "gpu-a/host-2: best CUDA" in summary.summarize(results, tmp_path / "out.md")
+
+
+def test_a_full_runs_files_moved_into_an_experiments_folder_are_not_a_host(results, tmp_path):
+    # A full run's files kept aside under a folder of their own (results/<gpu>/<experiment>/, as a run whose rows
+    # failed is kept beside the full files it did not replace): the command is not narrowed, the host's name is not
+    # the folder's.
+    write(results / "gpu-a" / "kept-aside" / "gelu.json", gelu(scale=0.9))
+    assert all(name != "gpu-a/kept-aside" for name, _ in summary.result_folders(results))
+    assert "gpu-a/kept-aside" not in summary.summarize(results, tmp_path / "out.md")
 
 
 def test_a_malformed_json_is_an_error_that_names_the_file(results, tmp_path):
