@@ -25,6 +25,9 @@ Steps (each one a row, triton:<name>; measured figures: results/<gpu>/layernorm.
               part of the row's two sums to the others through L2 and waiting for theirs, so the row is read once
               (the forward is v9's)
   v11 exchange_ahead  + v10 with fp16/bf16 rows' loads issued two rows ahead instead of one
+  v12 lean_exchange  + v10 with two reductions across the program a row instead of six (the part's two sums as
+              one; the check that every part is published and the sums of the parts as one), and each row's
+              statistics loaded a row ahead (v11's rows ahead left out: they bought nothing)
 
 As in cuda_src/layernorm.cu, each step takes the rows it adds a path for and hands every other shape to the step
 before, so each row runs every shape (rows longer than v2 holds go to v1, whose tiles take any N).
@@ -801,8 +804,9 @@ def tile_ahead_backward(dy, x, weight, bias, mean, rstd):
 #     writes row r - 2's dx from x̂ and w·dy it kept in registers, so that a program seldom waits: its partners
 #     published those sums an iteration or more before. A first version that waited for row r's sums before its
 #     dx (a release atomic to count arrivals, an acquire loop on it) was behind v4 at 8K and little ahead of it past
-#     8K (results/nvidia-h200/norm-backward-exchange/, at d68727d). This one has no figures in the lab's tables yet:
-#     its run at d8c0503 failed checks at 256 x 65536 (exchange_slot_words says why; norm-backward-exchange-late/);
+#     8K (results/nvidia-h200/norm-backward-exchange/, at d68727d). This one is ahead of v4 in most fp32 cells past
+#     8K and behind it in most 16-bit ones (results/<gpu>/layernorm-backward.md, at fbec4e7; its run at d8c0503
+#     failed checks at 256 x 65536, exchange_slot_words says why);
 #   - the next row's loads are issued before this row is reduced (v3's prefetch);
 #   - the launch is cooperative (Triton's launch_cooperative_grid): the driver refuses a grid whose programs cannot
 #     all be resident at once, where a plain launch could leave waiting programs holding every multiprocessor while
@@ -814,7 +818,7 @@ def tile_ahead_backward(dy, x, weight, bias, mean, rstd):
 # v2/v3 hold a row in one program, the first version taking them was behind that path in both norms but RMSNorm bf16
 # (level) (results/nvidia-h200/norm-backward-exchange/, at d68727d).
 # Columns, warps and programs an SM are a first choice among 1K-8K columns at 8-32 warps, one to four programs an SM,
-# timed outside the lab's tables; its own run will say whether it holds.
+# timed outside the lab's tables; no other choice has run in them.
 EXCHANGE_AFTER_COLS = 8192
 EXCHANGE_COLS = 2048
 EXCHANGE_WARPS = 8  # 8 values of each [EXCHANGE_COLS] vector a thread
@@ -858,11 +862,39 @@ def word_sums(got):
 
 
 @triton.jit
-def gather_sums(got_a, got_b, words, present, TWO: tl.constexpr):
-    """A row's two sums (TWO; else the first, twice) over all the programs sharing it, from its words as read_slots
-    read them, read again until every program has published its part. (Triton 3.8 fails to compile a kernel that
-    reads the second words in this loop and leaves their sum unused: hence TWO.)"""
+def published_and_sums(flag_1, a_1, b_1, flag_2, a_2, b_2):
+    """tl.reduce's combine of (published flag, sum, sum): published only where both were, the sums added."""
+    return flag_1 & flag_2, a_1 + a_2, b_1 + b_2
+
+
+@triton.jit
+def lean_gather(got_a, got_b, TWO: tl.constexpr):
+    """(every part published, first sum, second sum) of a row's words in one reduction across the program, the
+    flags as 32-bit words; without TWO the second sum is the first's."""
     if TWO:
+        flags = ((got_a & got_b) >> 32).to(tl.int32)
+        return tl.reduce((flags, word_sums(got_a), word_sums(got_b)), 0, published_and_sums)
+    else:
+        published, a, _ = tl.reduce(((got_a >> 32).to(tl.int32), word_sums(got_a), word_sums(got_a)), 0,
+                                    published_and_sums)
+        return published, a, a
+
+
+@triton.jit
+def gather_sums(got_a, got_b, words, present, TWO: tl.constexpr, LEAN: tl.constexpr):
+    """A row's two sums (TWO; else the first, twice) over all the programs sharing it, from its words as read_slots
+    read them, read again until every program has published its part: a check of the flags (64-bit words), then
+    each sum, or (LEAN, v12) the check and the sums in one reduction. (Triton 3.8 fails to compile a kernel that
+    reads the second words in this loop and leaves their sum unused: hence TWO.)"""
+    if LEAN:
+        published, a, b = lean_gather(got_a, got_b, TWO)
+        while published == 0:
+            got_a = tl.load(words, mask=present, other=PUBLISHED, volatile=True)
+            got_b = got_a
+            if TWO:
+                got_b = tl.load(words + 1, mask=present, other=PUBLISHED, volatile=True)
+            published, a, b = lean_gather(got_a, got_b, TWO)
+    elif TWO:
         while tl.minimum(tl.min(got_a >> 32, axis=0), tl.min(got_b >> 32, axis=0)) == 0:
             got_a = tl.load(words, mask=present, other=PUBLISHED, volatile=True)
             got_b = tl.load(words + 1, mask=present, other=PUBLISHED, volatile=True)
@@ -873,6 +905,33 @@ def gather_sums(got_a, got_b, words, present, TWO: tl.constexpr):
         a = tl.sum(word_sums(got_a), axis=0)
         b = a
     return a, b
+
+
+@triton.jit
+def both_added(a_1, b_1, a_2, b_2):
+    """tl.reduce's combine of two sums taken together."""
+    return a_1 + a_2, b_1 + b_2
+
+
+@triton.jit
+def part_sums(a_terms, b_terms, LEAN: tl.constexpr):
+    """Σ a_terms and Σ b_terms over a program's part of a row: two reductions across the program, or (LEAN) one of
+    the pair."""
+    if LEAN:
+        return tl.reduce((a_terms, b_terms), 0, both_added)
+    else:
+        return tl.sum(a_terms, axis=0), tl.sum(b_terms, axis=0)
+
+
+@triton.jit
+def row_statistic(ptr, row, last, loaded, LEAN: tl.constexpr):
+    """(a row's statistic, mean or rstd; the one to pass as `loaded` for the next row): loaded as the row starts
+    (v10), or (LEAN, v12) a row ahead, `loaded` being the one the row before loaded, so that no row waits on a load
+    of its own. Rows past the group's last read zeros."""
+    if LEAN:
+        return loaded, tl.load(ptr + row + 1, mask=row + 1 < last, other=0.0)
+    else:
+        return tl.load(ptr + row, mask=row < last, other=0.0), loaded
 
 
 @triton.jit
@@ -916,11 +975,13 @@ def first_rows(x_ptr, dy_ptr, n, cols, mask, first, last):
 @triton.jit
 def layernorm_exchange_backward_kernel(dy_ptr, x_ptr, w_ptr, mean_ptr, rstd_ptr, dx_ptr, dw_part_ptr, db_part_ptr,
                                        slots_ptr, m, n, parts, rows_per_group, BLOCK: tl.constexpr,
-                                       SLOTS: tl.constexpr, AHEAD: tl.constexpr):
+                                       SLOTS: tl.constexpr, AHEAD: tl.constexpr, LEAN: tl.constexpr):
     g, part, w, cols, mask, first, last = exchange_part(w_ptr, m, n, parts, rows_per_group, BLOCK)
     dw = tl.zeros([BLOCK], dtype=tl.float32)
     db = tl.zeros([BLOCK], dtype=tl.float32)
     x_1, dy_1, x_2, dy_2 = first_rows(x_ptr, dy_ptr, n, cols, mask, first, last)
+    mean_next = tl.load(mean_ptr + first, mask=first < last, other=0.0)  # the first row's statistics (LEAN's)
+    rstd_next = tl.load(rstd_ptr + first, mask=first < last, other=0.0)
     # x̂, w·dy and rstd of the rows one and two before, kept for their dx
     xhat_1, wdy_1, rstd_1 = tl.zeros([BLOCK], dtype=tl.float32), tl.zeros([BLOCK], dtype=tl.float32), 0.0
     xhat_2, wdy_2, rstd_2 = tl.zeros([BLOCK], dtype=tl.float32), tl.zeros([BLOCK], dtype=tl.float32), 0.0
@@ -929,15 +990,17 @@ def layernorm_exchange_backward_kernel(dy_ptr, x_ptr, w_ptr, mean_ptr, rstd_ptr,
         got_a, got_b, words, present = read_slots(slots_ptr, late, parts, late >= first, SLOTS, True)  # in flight
         x, dy, x_1, dy_1, x_2, dy_2 = rows_ahead(x_ptr, dy_ptr, n, cols, mask, row, last, x_1, dy_1, x_2, dy_2,
                                                  AHEAD)
-        rstd = tl.load(rstd_ptr + row, mask=row < last, other=0.0)
-        xhat = tl.where(mask, (x - tl.load(mean_ptr + row, mask=row < last, other=0.0)) * rstd, 0.0)
+        mean, mean_next = row_statistic(mean_ptr, row, last, mean_next, LEAN)
+        rstd, rstd_next = row_statistic(rstd_ptr, row, last, rstd_next, LEAN)
+        xhat = tl.where(mask, (x - mean) * rstd, 0.0)
         wdy = w * dy
         dw += dy * xhat  # zeros on the last turns
         db += dy
         if row < last:
-            publish_sums(slots_ptr, row, part, parts, tl.sum(wdy * xhat, axis=0), tl.sum(wdy, axis=0), True)
+            s_wdy_xhat, s_wdy = part_sums(wdy * xhat, wdy, LEAN)
+            publish_sums(slots_ptr, row, part, parts, s_wdy_xhat, s_wdy, True)
         if late >= first:
-            s_wdy_xhat, s_wdy = gather_sums(got_a, got_b, words, present, True)
+            s_wdy_xhat, s_wdy = gather_sums(got_a, got_b, words, present, True, LEAN)
             tl.store(dx_ptr + late * n + cols,
                      ((wdy_2 - s_wdy / n - xhat_2 * (s_wdy_xhat / n)) * rstd_2).to(dx_ptr.dtype.element_ty),
                      mask=mask)
@@ -974,10 +1037,10 @@ def exchange_slot_words(parts: int) -> int:
     return max(triton_src.next_power_of_2(2 * parts), 2 * 32 * EXCHANGE_WARPS)
 
 
-def exchange_meta(parts: int, ahead: int) -> dict:
+def exchange_meta(parts: int, ahead: int, lean: bool) -> dict:
     """The launch parameters of an exchange kernel (either norm's) for rows of `parts` parts, loaded `ahead` rows
-    ahead."""
-    return dict(BLOCK=EXCHANGE_COLS, SLOTS=exchange_slot_words(parts), AHEAD=ahead, **EXCHANGE_LAUNCH)
+    ahead, (lean) with v12's reductions and statistics."""
+    return dict(BLOCK=EXCHANGE_COLS, SLOTS=exchange_slot_words(parts), AHEAD=ahead, LEAN=lean, **EXCHANGE_LAUNCH)
 
 
 def exchange_slots(m: int, parts: int, device: torch.device) -> torch.Tensor:
@@ -985,7 +1048,7 @@ def exchange_slots(m: int, parts: int, device: torch.device) -> torch.Tensor:
     return torch.zeros((m, parts, 2), device=device, dtype=torch.int64)
 
 
-def _exchange_backward(dy, x, weight, bias, mean, rstd, via=as_written, ahead=1):
+def _exchange_backward(dy, x, weight, bias, mean, rstd, via=as_written, ahead=1, lean=False):
     programs = exchange_programs(x)
     if programs is None:
         return _split_backward(dy, x, weight, bias, mean, rstd, via)
@@ -997,7 +1060,7 @@ def _exchange_backward(dy, x, weight, bias, mean, rstd, via=as_written, ahead=1)
     slots = exchange_slots(m, parts, x.device)
     via(layernorm_exchange_backward_kernel)[(groups * parts,)](
         dy, x, weight, mean, rstd, dx, part[0], part[1], slots, m, n, parts, rows_per_group,
-        **exchange_meta(parts, ahead))
+        **exchange_meta(parts, ahead, lean))
     sum_partials(part, grads, via)
     return dx, grads[0], grads[1]
 
@@ -1021,7 +1084,10 @@ def exchange_backward(dy, x, weight, bias, mean, rstd):
 # lesson of CUDA's v8 (cuda_src/layernorm.cu), whose ring of rows in shared memory sets the bytes in flight instead
 # of the registers. v11 issues a 16-bit row's loads two rows before it is used (two rows of x and dy in flight, in
 # the registers of one fp32 row: no spill at 8 warps and 128 registers, ptxas -v of Triton 3.8's sm_90 PTX, where
-# fp32 two rows ahead spills); fp32 rows keep v10's one row ahead. Everything else is v10's.
+# fp32 two rows ahead spills); fp32 rows keep v10's one row ahead. Everything else is v10's. It bought nothing: in
+# bf16 v11 is level with v10 or a little behind it at 16K-32K, their 64K cells moving with the host's time a call
+# (results/nvidia-h200/norm-backward-exchange-ahead/, at fbec4e7), so the bytes in flight are not what holds v10
+# (v12 says what does).
 def exchange_rows_ahead(x: torch.Tensor) -> int:
     """Rows ahead that v11 loads x's rows: two in fp16/bf16, one in fp32 (v10's)."""
     return 2 if x.element_size() == 2 else 1
@@ -1037,3 +1103,28 @@ def exchange_ahead(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor):
 def exchange_ahead_backward(dy, x, weight, bias, mean, rstd):
     _check(x, weight, ("bias", bias), grad=dy)
     return _exchange_backward(dy, x, weight, bias, mean, rstd, triton_src.launcher, ahead=exchange_rows_ahead(x))
+
+
+# ---- lean_exchange: v10 with fewer reductions across the program a row, and its statistics loaded a row ahead. ---
+# v10 and v11 take about as long a row in bf16 as in fp32, for half the bytes, and v11's second row of loads in
+# flight bought nothing (results/nvidia-h200/norm-backward-exchange-ahead/, at fbec4e7): the row's bytes are not what
+# holds them. Under ncu (the README there) v10's kernel issues as many instructions in bf16 as in fp32, a few hundred
+# a thread a row for its 8 columns of each vector, with the multiprocessors about half busy and DRAM a third busy in
+# bf16: each row's fixed work, and what its warps wait on, spread over few columns. A row costs a program six
+# reductions across its warps (its part's two sums; for each of the two sums of the parts, a check of the 64-bit
+# flags, then the sum), each a round of shuffles and one through shared memory between barriers, and two loads of
+# its statistics (mean, rstd) issued as the row starts and used at once. v12 takes the part's two sums in one
+# reduction of the pair, and the check and the sums of the parts in one reduction of (flag, sum, sum), its flags
+# 32-bit words (tl.reduce of several operands), and loads each row's statistics a row ahead, with its x: fewer
+# instructions and barriers a row in Triton 3.8's sm_90 code (counted in that README). v11's rows ahead are left
+# out, since they bought nothing and spill beside these reductions. Everything else is v10's.
+@variant("lean_exchange")
+def lean_exchange(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor):
+    _check(x, weight, ("bias", bias))
+    return _reread(x, weight, bias, triton_src.launcher, layernorm_tile_ahead_kernel)
+
+
+@backward("lean_exchange")
+def lean_exchange_backward(dy, x, weight, bias, mean, rstd):
+    _check(x, weight, ("bias", bias), grad=dy)
+    return _exchange_backward(dy, x, weight, bias, mean, rstd, triton_src.launcher, lean=True)

@@ -22,6 +22,9 @@ Steps (each one a row, triton:<name>; measured figures: results/<gpu>/rmsnorm.md
               part of the row's sum to the others through L2 and waiting for theirs, so the row is read once
               (layernorm.py's v10; the forward is v8's)
   v10 exchange_ahead  + v9 with fp16/bf16 rows' loads issued two rows ahead instead of one (layernorm.py's v11)
+  v11 lean_exchange  + v9 with the check that every part is published and the sum of the parts in one reduction
+              across the program, and each row's rstd loaded a row ahead (layernorm.py's v12; v10's rows ahead
+              left out)
 
 triton_src/layernorm.py without the mean and the bias: one statistic per row, so v1's forward reads the row twice,
 not three times, and the backward reduces one gradient across rows, not two. What the two files share is
@@ -43,8 +46,8 @@ from triton_src.layernorm import (EXCHANGE_LAG, MAX_FUSED_BACKWARD_COLS, MAX_FUS
                                   SPLIT_WARPS, WARP_CONFIGS, exchange_meta, exchange_part, exchange_programs,
                                   exchange_rows_ahead, exchange_slots, first_rows, fused_backward_programs, fused_tile,
                                   gather_sums, load_tile, load_tile_ahead, load_tile_hinted, partial_sums, publish_sums,
-                                  read_slots, reread_tile_start, rows_ahead, sm_count, split_programs, sum_partials,
-                                  warps_worth_trying)
+                                  read_slots, reread_tile_start, row_statistic, rows_ahead, sm_count, split_programs,
+                                  sum_partials, warps_worth_trying)
 
 EPS = 1e-6  # the spec's (specs/rmsnorm.py)
 
@@ -423,10 +426,12 @@ def tile_ahead_backward(dy, x, weight, rstd):
 # ---- exchange: a long row's backward shared by programs that pass their sums to each other (layernorm.py's v10). --
 @triton.jit
 def rmsnorm_exchange_backward_kernel(dy_ptr, x_ptr, w_ptr, rstd_ptr, dx_ptr, dw_part_ptr, slots_ptr, m, n, parts,
-                                     rows_per_group, BLOCK: tl.constexpr, SLOTS: tl.constexpr, AHEAD: tl.constexpr):
+                                     rows_per_group, BLOCK: tl.constexpr, SLOTS: tl.constexpr, AHEAD: tl.constexpr,
+                                     LEAN: tl.constexpr):
     g, part, w, cols, mask, first, last = exchange_part(w_ptr, m, n, parts, rows_per_group, BLOCK)
     dw = tl.zeros([BLOCK], dtype=tl.float32)
     x_1, dy_1, x_2, dy_2 = first_rows(x_ptr, dy_ptr, n, cols, mask, first, last)
+    rstd_next = tl.load(rstd_ptr + first, mask=first < last, other=0.0)  # the first row's rstd (LEAN's)
     # x̂, w·dy and rstd of the rows one and two before, kept for their dx
     xhat_1, wdy_1, rstd_1 = tl.zeros([BLOCK], dtype=tl.float32), tl.zeros([BLOCK], dtype=tl.float32), 0.0
     xhat_2, wdy_2, rstd_2 = tl.zeros([BLOCK], dtype=tl.float32), tl.zeros([BLOCK], dtype=tl.float32), 0.0
@@ -435,7 +440,7 @@ def rmsnorm_exchange_backward_kernel(dy_ptr, x_ptr, w_ptr, rstd_ptr, dx_ptr, dw_
         got_a, got_b, words, present = read_slots(slots_ptr, late, parts, late >= first, SLOTS, False)  # in flight
         x, dy, x_1, dy_1, x_2, dy_2 = rows_ahead(x_ptr, dy_ptr, n, cols, mask, row, last, x_1, dy_1, x_2, dy_2,
                                                  AHEAD)
-        rstd = tl.load(rstd_ptr + row, mask=row < last, other=0.0)
+        rstd, rstd_next = row_statistic(rstd_ptr, row, last, rstd_next, LEAN)
         xhat = x * rstd
         wdy = w * dy
         dw += dy * xhat  # zeros on the last turns
@@ -443,7 +448,7 @@ def rmsnorm_exchange_backward_kernel(dy_ptr, x_ptr, w_ptr, rstd_ptr, dx_ptr, dw_
             s_wdy_xhat = tl.sum(wdy * xhat, axis=0)
             publish_sums(slots_ptr, row, part, parts, s_wdy_xhat, s_wdy_xhat, False)
         if late >= first:
-            s_wdy_xhat = gather_sums(got_a, got_b, words, present, False)[0]
+            s_wdy_xhat = gather_sums(got_a, got_b, words, present, False, LEAN)[0]
             tl.store(dx_ptr + late * n + cols,
                      ((wdy_2 - xhat_2 * (s_wdy_xhat / n)) * rstd_2).to(dx_ptr.dtype.element_ty), mask=mask)
         xhat_2, wdy_2, rstd_2 = xhat_1, wdy_1, rstd_1
@@ -451,7 +456,7 @@ def rmsnorm_exchange_backward_kernel(dy_ptr, x_ptr, w_ptr, rstd_ptr, dx_ptr, dw_
     tl.store(dw_part_ptr + g * n + cols, dw, mask=mask)  # a group with no rows writes zeros
 
 
-def _exchange_backward(dy, x, weight, rstd, via=as_written, ahead=1):
+def _exchange_backward(dy, x, weight, rstd, via=as_written, ahead=1, lean=False):
     programs = exchange_programs(x)
     if programs is None:
         return _split_backward(dy, x, weight, rstd, via)
@@ -461,7 +466,7 @@ def _exchange_backward(dy, x, weight, rstd, via=as_written, ahead=1):
     part = partial_sums(groups, n, x.device, 1)
     slots = exchange_slots(m, parts, x.device)
     via(rmsnorm_exchange_backward_kernel)[(groups * parts,)](
-        dy, x, weight, rstd, dx, part, slots, m, n, parts, rows_per_group, **exchange_meta(parts, ahead))
+        dy, x, weight, rstd, dx, part, slots, m, n, parts, rows_per_group, **exchange_meta(parts, ahead, lean))
     sum_partials(part, dweight.view(1, n), via)
     return dx, dweight
 
@@ -489,3 +494,17 @@ def exchange_ahead(x: torch.Tensor, weight: torch.Tensor):
 def exchange_ahead_backward(dy, x, weight, rstd):
     _check(x, weight, grad=dy)
     return _exchange_backward(dy, x, weight, rstd, triton_src.launcher, ahead=exchange_rows_ahead(x))
+
+
+# ---- lean_exchange: v9 with its check and sum of the parts in one reduction, rstd a row ahead (layernorm.py's v12,
+# whose comment says why). RMSNorm's row has one sum, so its part's sum was one reduction already.
+@variant("lean_exchange")
+def lean_exchange(x: torch.Tensor, weight: torch.Tensor):
+    _check(x, weight)
+    return _reread(x, weight, triton_src.launcher, rmsnorm_tile_ahead_kernel)
+
+
+@backward("lean_exchange")
+def lean_exchange_backward(dy, x, weight, rstd):
+    _check(x, weight, grad=dy)
+    return _exchange_backward(dy, x, weight, rstd, triton_src.launcher, lean=True)
