@@ -27,7 +27,7 @@ Steps (each one a row, triton:<name>; measured figures: results/<gpu>/layernorm.
   v11 exchange_ahead  + v10 with fp16/bf16 rows' loads issued two rows ahead instead of one
   v12 lean_exchange  + v10 with two reductions across the program a row instead of six (the part's two sums as
               one; the check that every part is published and the sums of the parts as one), and each row's
-              statistics loaded a row ahead (v11's rows ahead left out: they bought nothing)
+              statistics loaded a row ahead, its dx written one row late (v11's rows ahead left out)
 
 As in cuda_src/layernorm.cu, each step takes the rows it adds a path for and hands every other shape to the step
 before, so each row runs every shape (rows longer than v2 holds go to v1, whose tiles take any N).
@@ -826,7 +826,7 @@ EXCHANGE_PROGRAMS_PER_SM = 2
 EXCHANGE_LAUNCH = dict(num_warps=EXCHANGE_WARPS, launch_cooperative_grid=True,
                        maxnreg=min(255, REGISTERS_PER_SM // (EXCHANGE_PROGRAMS_PER_SM * 32 * EXCHANGE_WARPS)))
 PUBLISHED = tl.constexpr(1 << 32)  # the flag of a slot's word, above its 32 bits of fp32 sum
-EXCHANGE_LAG = tl.constexpr(2)  # rows between a row's sums and its dx (the kernels keep two rows' x̂ and w·dy)
+EXCHANGE_LAG = 2  # rows between a row's sums and its dx (the kernels keep two rows' x̂ and w·dy; v12 one)
 
 
 @triton.jit
@@ -935,6 +935,15 @@ def row_statistic(ptr, row, last, loaded, LEAN: tl.constexpr):
 
 
 @triton.jit
+def lagged(xhat_1, wdy_1, rstd_1, xhat_2, wdy_2, rstd_2, LAG: tl.constexpr):
+    """The x̂, w·dy and rstd kept for the row LAG (1 or 2) rows back, whose dx is written now."""
+    if LAG == 1:
+        return xhat_1, wdy_1, rstd_1
+    else:
+        return xhat_2, wdy_2, rstd_2
+
+
+@triton.jit
 def rows_ahead(x_ptr, dy_ptr, n, cols, mask, row, last, x_1, dy_1, x_2, dy_2, AHEAD: tl.constexpr):
     """A row's x and dy (fp32) from the loads in flight, and the loads then in flight: rows row + 1 (x_1, dy_1) and,
     with AHEAD = 2, row + 2 (x_2, dy_2), each issued AHEAD rows before its row; rows past the group's last are
@@ -975,18 +984,19 @@ def first_rows(x_ptr, dy_ptr, n, cols, mask, first, last):
 @triton.jit
 def layernorm_exchange_backward_kernel(dy_ptr, x_ptr, w_ptr, mean_ptr, rstd_ptr, dx_ptr, dw_part_ptr, db_part_ptr,
                                        slots_ptr, m, n, parts, rows_per_group, BLOCK: tl.constexpr,
-                                       SLOTS: tl.constexpr, AHEAD: tl.constexpr, LEAN: tl.constexpr):
+                                       SLOTS: tl.constexpr, AHEAD: tl.constexpr, LEAN: tl.constexpr,
+                                       LAG: tl.constexpr):
     g, part, w, cols, mask, first, last = exchange_part(w_ptr, m, n, parts, rows_per_group, BLOCK)
     dw = tl.zeros([BLOCK], dtype=tl.float32)
     db = tl.zeros([BLOCK], dtype=tl.float32)
     x_1, dy_1, x_2, dy_2 = first_rows(x_ptr, dy_ptr, n, cols, mask, first, last)
     mean_next = tl.load(mean_ptr + first, mask=first < last, other=0.0)  # the first row's statistics (LEAN's)
     rstd_next = tl.load(rstd_ptr + first, mask=first < last, other=0.0)
-    # x̂, w·dy and rstd of the rows one and two before, kept for their dx
+    # x̂, w·dy and rstd of the rows one and two before, kept for their dx (with LAG 1 the second pair goes unused)
     xhat_1, wdy_1, rstd_1 = tl.zeros([BLOCK], dtype=tl.float32), tl.zeros([BLOCK], dtype=tl.float32), 0.0
     xhat_2, wdy_2, rstd_2 = tl.zeros([BLOCK], dtype=tl.float32), tl.zeros([BLOCK], dtype=tl.float32), 0.0
-    for row in range(first, last + EXCHANGE_LAG):  # the last turns write the last rows' dx only
-        late = row - EXCHANGE_LAG
+    for row in range(first, last + LAG):  # the last turns write the last rows' dx only
+        late = row - LAG
         got_a, got_b, words, present = read_slots(slots_ptr, late, parts, late >= first, SLOTS, True)  # in flight
         x, dy, x_1, dy_1, x_2, dy_2 = rows_ahead(x_ptr, dy_ptr, n, cols, mask, row, last, x_1, dy_1, x_2, dy_2,
                                                  AHEAD)
@@ -1001,8 +1011,9 @@ def layernorm_exchange_backward_kernel(dy_ptr, x_ptr, w_ptr, mean_ptr, rstd_ptr,
             publish_sums(slots_ptr, row, part, parts, s_wdy_xhat, s_wdy, True)
         if late >= first:
             s_wdy_xhat, s_wdy = gather_sums(got_a, got_b, words, present, True, LEAN)
+            xhat_l, wdy_l, rstd_l = lagged(xhat_1, wdy_1, rstd_1, xhat_2, wdy_2, rstd_2, LAG)
             tl.store(dx_ptr + late * n + cols,
-                     ((wdy_2 - s_wdy / n - xhat_2 * (s_wdy_xhat / n)) * rstd_2).to(dx_ptr.dtype.element_ty),
+                     ((wdy_l - s_wdy / n - xhat_l * (s_wdy_xhat / n)) * rstd_l).to(dx_ptr.dtype.element_ty),
                      mask=mask)
         xhat_2, wdy_2, rstd_2 = xhat_1, wdy_1, rstd_1
         xhat_1, wdy_1, rstd_1 = xhat, wdy, rstd
@@ -1039,8 +1050,9 @@ def exchange_slot_words(parts: int) -> int:
 
 def exchange_meta(parts: int, ahead: int, lean: bool) -> dict:
     """The launch parameters of an exchange kernel (either norm's) for rows of `parts` parts, loaded `ahead` rows
-    ahead, (lean) with v12's reductions and statistics."""
-    return dict(BLOCK=EXCHANGE_COLS, SLOTS=exchange_slot_words(parts), AHEAD=ahead, LEAN=lean, **EXCHANGE_LAUNCH)
+    ahead, (lean) with v12's reductions, statistics and lag."""
+    return dict(BLOCK=EXCHANGE_COLS, SLOTS=exchange_slot_words(parts), AHEAD=ahead, LEAN=lean,
+                LAG=1 if lean else EXCHANGE_LAG, **EXCHANGE_LAUNCH)
 
 
 def exchange_slots(m: int, parts: int, device: torch.device) -> torch.Tensor:
@@ -1105,7 +1117,7 @@ def exchange_ahead_backward(dy, x, weight, bias, mean, rstd):
     return _exchange_backward(dy, x, weight, bias, mean, rstd, triton_src.launcher, ahead=exchange_rows_ahead(x))
 
 
-# ---- lean_exchange: v10 with fewer reductions across the program a row, and its statistics loaded a row ahead. ---
+# ---- lean_exchange: v10 with fewer reductions across the program a row, its statistics a row ahead. ------------
 # v10 and v11 take about as long a row in bf16 as in fp32, for half the bytes, and v11's second row of loads in
 # flight bought nothing (results/nvidia-h200/norm-backward-exchange-ahead/, at fbec4e7): the row's bytes are not what
 # holds them. Under ncu (the README there) v10's kernel issues as many instructions in bf16 as in fp32, a few hundred
@@ -1116,8 +1128,11 @@ def exchange_ahead_backward(dy, x, weight, bias, mean, rstd):
 # its statistics (mean, rstd) issued as the row starts and used at once. v12 takes the part's two sums in one
 # reduction of the pair, and the check and the sums of the parts in one reduction of (flag, sum, sum), its flags
 # 32-bit words (tl.reduce of several operands), and loads each row's statistics a row ahead, with its x: fewer
-# instructions and barriers a row in Triton 3.8's sm_90 code (counted in that README). v11's rows ahead are left
-# out, since they bought nothing and spill beside these reductions. Everything else is v10's.
+# instructions and barriers a row in Triton 3.8's sm_90 code (counted in that README). The reductions of several
+# operands hold more registers: with two rows' x̂ and w·dy kept the kernel spills, so v12 writes a row's dx one row
+# late (v10's first design; at the time two rows late changed little, timed outside the lab's tables), which keeps
+# one row's and no spill in the loop. v11's rows ahead are left out: they bought nothing and spill beside these
+# reductions. Everything else is v10's.
 @variant("lean_exchange")
 def lean_exchange(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor):
     _check(x, weight, ("bias", bias))

@@ -23,8 +23,8 @@ Steps (each one a row, triton:<name>; measured figures: results/<gpu>/rmsnorm.md
               (layernorm.py's v10; the forward is v8's)
   v10 exchange_ahead  + v9 with fp16/bf16 rows' loads issued two rows ahead instead of one (layernorm.py's v11)
   v11 lean_exchange  + v9 with the check that every part is published and the sum of the parts in one reduction
-              across the program, and each row's rstd loaded a row ahead (layernorm.py's v12; v10's rows ahead
-              left out)
+              across the program, each row's rstd loaded a row ahead and its dx written one row late
+              (layernorm.py's v12; v10's rows ahead left out)
 
 triton_src/layernorm.py without the mean and the bias: one statistic per row, so v1's forward reads the row twice,
 not three times, and the backward reduces one gradient across rows, not two. What the two files share is
@@ -41,13 +41,13 @@ import triton_src
 from compare.spec import backward, variant
 from compare.validate import InputError, check_inputs
 from triton_src import as_written
-from triton_src.layernorm import (EXCHANGE_LAG, MAX_FUSED_BACKWARD_COLS, MAX_FUSED_COLS, MAX_PREFETCH_COLS,
-                                  PREFETCH_VALUES, REREAD_AFTER_COLS, REREAD_CONFIGS, SPLIT_AFTER_COLS, SPLIT_COLS,
-                                  SPLIT_WARPS, WARP_CONFIGS, exchange_meta, exchange_part, exchange_programs,
-                                  exchange_rows_ahead, exchange_slots, first_rows, fused_backward_programs, fused_tile,
-                                  gather_sums, load_tile, load_tile_ahead, load_tile_hinted, partial_sums, publish_sums,
-                                  read_slots, reread_tile_start, row_statistic, rows_ahead, sm_count, split_programs,
-                                  sum_partials, warps_worth_trying)
+from triton_src.layernorm import (MAX_FUSED_BACKWARD_COLS, MAX_FUSED_COLS, MAX_PREFETCH_COLS, PREFETCH_VALUES,
+                                  REREAD_AFTER_COLS, REREAD_CONFIGS, SPLIT_AFTER_COLS, SPLIT_COLS, SPLIT_WARPS,
+                                  WARP_CONFIGS, exchange_meta, exchange_part, exchange_programs, exchange_rows_ahead,
+                                  exchange_slots, first_rows, fused_backward_programs, fused_tile, gather_sums, lagged,
+                                  load_tile, load_tile_ahead, load_tile_hinted, partial_sums, publish_sums, read_slots,
+                                  reread_tile_start, row_statistic, rows_ahead, sm_count, split_programs, sum_partials,
+                                  warps_worth_trying)
 
 EPS = 1e-6  # the spec's (specs/rmsnorm.py)
 
@@ -427,16 +427,16 @@ def tile_ahead_backward(dy, x, weight, rstd):
 @triton.jit
 def rmsnorm_exchange_backward_kernel(dy_ptr, x_ptr, w_ptr, rstd_ptr, dx_ptr, dw_part_ptr, slots_ptr, m, n, parts,
                                      rows_per_group, BLOCK: tl.constexpr, SLOTS: tl.constexpr, AHEAD: tl.constexpr,
-                                     LEAN: tl.constexpr):
+                                     LEAN: tl.constexpr, LAG: tl.constexpr):
     g, part, w, cols, mask, first, last = exchange_part(w_ptr, m, n, parts, rows_per_group, BLOCK)
     dw = tl.zeros([BLOCK], dtype=tl.float32)
     x_1, dy_1, x_2, dy_2 = first_rows(x_ptr, dy_ptr, n, cols, mask, first, last)
     rstd_next = tl.load(rstd_ptr + first, mask=first < last, other=0.0)  # the first row's rstd (LEAN's)
-    # x̂, w·dy and rstd of the rows one and two before, kept for their dx
+    # x̂, w·dy and rstd of the rows one and two before, kept for their dx (with LAG 1 the second pair goes unused)
     xhat_1, wdy_1, rstd_1 = tl.zeros([BLOCK], dtype=tl.float32), tl.zeros([BLOCK], dtype=tl.float32), 0.0
     xhat_2, wdy_2, rstd_2 = tl.zeros([BLOCK], dtype=tl.float32), tl.zeros([BLOCK], dtype=tl.float32), 0.0
-    for row in range(first, last + EXCHANGE_LAG):  # the last turns write the last rows' dx only
-        late = row - EXCHANGE_LAG
+    for row in range(first, last + LAG):  # the last turns write the last rows' dx only
+        late = row - LAG
         got_a, got_b, words, present = read_slots(slots_ptr, late, parts, late >= first, SLOTS, False)  # in flight
         x, dy, x_1, dy_1, x_2, dy_2 = rows_ahead(x_ptr, dy_ptr, n, cols, mask, row, last, x_1, dy_1, x_2, dy_2,
                                                  AHEAD)
@@ -449,8 +449,9 @@ def rmsnorm_exchange_backward_kernel(dy_ptr, x_ptr, w_ptr, rstd_ptr, dx_ptr, dw_
             publish_sums(slots_ptr, row, part, parts, s_wdy_xhat, s_wdy_xhat, False)
         if late >= first:
             s_wdy_xhat = gather_sums(got_a, got_b, words, present, False, LEAN)[0]
+            xhat_l, wdy_l, rstd_l = lagged(xhat_1, wdy_1, rstd_1, xhat_2, wdy_2, rstd_2, LAG)
             tl.store(dx_ptr + late * n + cols,
-                     ((wdy_2 - xhat_2 * (s_wdy_xhat / n)) * rstd_2).to(dx_ptr.dtype.element_ty), mask=mask)
+                     ((wdy_l - xhat_l * (s_wdy_xhat / n)) * rstd_l).to(dx_ptr.dtype.element_ty), mask=mask)
         xhat_2, wdy_2, rstd_2 = xhat_1, wdy_1, rstd_1
         xhat_1, wdy_1, rstd_1 = xhat, wdy, rstd
     tl.store(dw_part_ptr + g * n + cols, dw, mask=mask)  # a group with no rows writes zeros
@@ -496,8 +497,9 @@ def exchange_ahead_backward(dy, x, weight, rstd):
     return _exchange_backward(dy, x, weight, rstd, triton_src.launcher, ahead=exchange_rows_ahead(x))
 
 
-# ---- lean_exchange: v9 with its check and sum of the parts in one reduction, rstd a row ahead (layernorm.py's v12,
-# whose comment says why). RMSNorm's row has one sum, so its part's sum was one reduction already.
+# ---- lean_exchange: v9 with its check and sum of the parts in one reduction, rstd a row ahead, dx one row late
+# (layernorm.py's v12, whose comment says why). RMSNorm's row has one sum, so its part's sum was one reduction
+# already.
 @variant("lean_exchange")
 def lean_exchange(x: torch.Tensor, weight: torch.Tensor):
     _check(x, weight)
