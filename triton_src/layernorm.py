@@ -1130,8 +1130,8 @@ def exchange_ahead_backward(dy, x, weight, bias, mean, rstd):
 # 32-bit words (tl.reduce of several operands), and loads each row's statistics a row ahead, with its x: fewer
 # instructions and barriers a row in Triton 3.8's sm_90 code (counted in that README). The reductions of several
 # operands hold more registers: with two rows' x̂ and w·dy kept the kernel spills, so v12 writes a row's dx one row
-# late (v10's first design; at the time two rows late changed little, timed outside the lab's tables), which keeps
-# one row's and no spill in the loop. v11's rows ahead are left out: they bought nothing and spill beside these
+# late (v10's first design; at the time two rows late changed little, timed outside the lab's tables): one row's
+# values kept, no spill in the loop. v11's rows ahead are left out: they bought nothing and spill beside these
 # reductions. Everything else is v10's.
 @variant("lean_exchange")
 def lean_exchange(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor):
