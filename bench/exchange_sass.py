@@ -28,6 +28,7 @@ from pathlib import Path
 os.environ.pop("TRITON_INTERPRET", None)  # a compiled kernel, not the interpreter's
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import torch  # noqa: E402
 import triton  # noqa: E402
 from triton.backends.compiler import GPUTarget  # noqa: E402
 from triton.compiler import ASTSource  # noqa: E402
@@ -36,17 +37,14 @@ from triton_src import layernorm, rmsnorm  # noqa: E402
 
 KINDS = ("SHFL", "BAR", "STS", "LDS", "STL", "LDL", "ISETP", "SEL", "LDG", "STG", "ATOMG")
 TOOLS = Path(triton.__file__).parent / "backends" / "nvidia" / "bin"
-# (norm, step, kernel, pointer parameters' types by dtype, the step's launch as (rows ahead, lean))
-STEPS = [
-    ("layernorm", "exchange", layernorm.layernorm_exchange_backward_kernel, lambda dt: (1, False)),
-    ("layernorm", "exchange_ahead", layernorm.layernorm_exchange_backward_kernel,
-     lambda dt: (2 if dt != "fp32" else 1, False)),
-    ("layernorm", "lean_exchange", layernorm.layernorm_exchange_backward_kernel, lambda dt: (1, True)),
-    ("rmsnorm", "exchange", rmsnorm.rmsnorm_exchange_backward_kernel, lambda dt: (1, False)),
-    ("rmsnorm", "exchange_ahead", rmsnorm.rmsnorm_exchange_backward_kernel,
-     lambda dt: (2 if dt != "fp32" else 1, False)),
-    ("rmsnorm", "lean_exchange", rmsnorm.rmsnorm_exchange_backward_kernel, lambda dt: (1, True)),
-]
+# The steps as each norm's backward launches its kernel: (rows ahead, lean), the rows ahead taken from the rule v11
+# uses (layernorm.exchange_rows_ahead), not written again here.
+STEP_LAUNCH = {"exchange": lambda dtype: (1, False),
+               "exchange_ahead": lambda dtype: (layernorm.exchange_rows_ahead(torch.empty(0, dtype=dtype)), False),
+               "lean_exchange": lambda dtype: (1, True)}
+KERNELS = {"layernorm": layernorm.layernorm_exchange_backward_kernel,
+           "rmsnorm": rmsnorm.rmsnorm_exchange_backward_kernel}
+TORCH_DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
 
 
 def signature(kernel, dtype: str) -> dict[str, str]:
@@ -126,16 +124,17 @@ def main(argv: list[str] | None = None) -> int:
     print(header + "".join(f" {kind:>5}" for kind in KINDS))
     with tempfile.TemporaryDirectory() as tmp:
         for dtype in opts.dtype:
-            for norm, step, kernel, launch in STEPS:
-                ahead, lean = launch(dtype)
-                report, cubin = compile_step(kernel, dtype, opts.parts, ahead, lean, Path(tmp) / f"{norm}-{step}")
-                used = re.search(r"Used (\d+) registers", report).group(1)
-                spills = re.search(r"(\d+) bytes spill stores, (\d+) bytes spill loads", report)
-                body, _ = row_loop(cubin)
-                counts = collections.Counter(opcode(i) for i in body)
-                where = f"{used} registers, spills {spills.group(1)} B stored / {spills.group(2)} B loaded"
-                print(f"{norm:10} {step:15} {dtype:5} {where:58} {len(body):5}"
-                      + "".join(f" {counts.get(kind, 0):5}" for kind in KINDS))
+            for norm, kernel in KERNELS.items():
+                for step, launch in STEP_LAUNCH.items():
+                    ahead, lean = launch(TORCH_DTYPES[dtype])
+                    report, cubin = compile_step(kernel, dtype, opts.parts, ahead, lean, Path(tmp) / f"{norm}-{step}")
+                    used = re.search(r"Used (\d+) registers", report).group(1)
+                    spills = re.search(r"(\d+) bytes spill stores, (\d+) bytes spill loads", report)
+                    body, _ = row_loop(cubin)
+                    counts = collections.Counter(opcode(i) for i in body)
+                    where = f"{used} registers, spills {spills.group(1)} B stored / {spills.group(2)} B loaded"
+                    print(f"{norm:10} {step:15} {dtype:5} {where:58} {len(body):5}"
+                          + "".join(f" {counts.get(kind, 0):5}" for kind in KINDS))
     return 0
 
 
