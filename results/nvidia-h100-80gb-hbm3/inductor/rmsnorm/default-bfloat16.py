@@ -1,5 +1,5 @@
-# torch:compile, bfloat16, M=4096 N=1024: output code captured from torch.compile (torch 2.11.0+cu130) by `python -m compare layernorm rmsnorm --gpus all --check-rows 4`
-# AOT ID: ['80_inference']
+# torch:compile, bfloat16, M=4096 N=1024: output code captured from torch.compile (torch 2.11.0+cu130) by `python -m compare layernorm rmsnorm --check-rows 4`
+# AOT ID: ['83_inference']
 from ctypes import c_void_p, c_long, c_int
 import torch
 import math
@@ -35,7 +35,7 @@ async_compile = AsyncCompile()
 empty_strided_p2p = torch._C._distributed_c10d._SymmetricMemory.empty_strided_p2p
 
 
-# kernel path: /tmp/tmpvawcazxc/qz/cqzih52ogx7o5rknlus7hpy2sbfr7pstqf4emddndkqcef27dn7z.py
+# kernel path: /tmp/tmpakf5obkh/qz/cqzih52ogx7o5rknlus7hpy2sbfr7pstqf4emddndkqcef27dn7z.py
 # Topologically Sorted Source Nodes: [rms_norm], Original ATen: [aten._fused_rms_norm]
 # Source node to ATen node mapping:
 #   rms_norm => add, convert_element_type, convert_element_type_1, mean, mul, mul_1, pow_1, rsqrt

@@ -1,5 +1,5 @@
-# torch:compile, float16, M=4096 N=1024: output code captured from torch.compile (torch 2.11.0+cu130) by `python -m compare layernorm rmsnorm --gpus all --check-rows 4`
-# AOT ID: ['79_inference']
+# torch:compile, float16, M=4096 N=1024: output code captured from torch.compile (torch 2.11.0+cu130) by `python -m compare layernorm rmsnorm --check-rows 4`
+# AOT ID: ['82_inference']
 from ctypes import c_void_p, c_long, c_int
 import torch
 import math
@@ -35,7 +35,7 @@ async_compile = AsyncCompile()
 empty_strided_p2p = torch._C._distributed_c10d._SymmetricMemory.empty_strided_p2p
 
 
-# kernel path: /tmp/tmpil_6lg_i/fb/cfb72zocif7zuyuohu323vy26f62plxsmh7y67uy7xu6rfhe4jhr.py
+# kernel path: /tmp/tmpr7yc8ziu/fb/cfb72zocif7zuyuohu323vy26f62plxsmh7y67uy7xu6rfhe4jhr.py
 # Topologically Sorted Source Nodes: [rms_norm], Original ATen: [aten._fused_rms_norm]
 # Source node to ATen node mapping:
 #   rms_norm => add, convert_element_type, convert_element_type_1, mean, mul, mul_1, pow_1, rsqrt

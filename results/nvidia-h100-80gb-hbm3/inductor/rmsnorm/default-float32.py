@@ -1,5 +1,5 @@
-# torch:compile, float32, M=4096 N=1024: output code captured from torch.compile (torch 2.11.0+cu130) by `python -m compare layernorm rmsnorm --gpus all --check-rows 4`
-# AOT ID: ['78_inference']
+# torch:compile, float32, M=4096 N=1024: output code captured from torch.compile (torch 2.11.0+cu130) by `python -m compare layernorm rmsnorm --check-rows 4`
+# AOT ID: ['81_inference']
 from ctypes import c_void_p, c_long, c_int
 import torch
 import math
@@ -35,7 +35,7 @@ async_compile = AsyncCompile()
 empty_strided_p2p = torch._C._distributed_c10d._SymmetricMemory.empty_strided_p2p
 
 
-# kernel path: /tmp/tmpj833m2h4/br/cbrhilzrdtykb7dbmaby6qaagaemd64vhsqek34jwrq7xopyye3r.py
+# kernel path: /tmp/tmpk72ztux6/br/cbrhilzrdtykb7dbmaby6qaagaemd64vhsqek34jwrq7xopyye3r.py
 # Topologically Sorted Source Nodes: [rms_norm], Original ATen: [aten._fused_rms_norm]
 # Source node to ATen node mapping:
 #   rms_norm => add, mean, mul, mul_1, pow_1, rsqrt
