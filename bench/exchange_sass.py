@@ -37,11 +37,13 @@ from triton_src import layernorm, rmsnorm  # noqa: E402
 
 KINDS = ("SHFL", "BAR", "STS", "LDS", "STL", "LDL", "ISETP", "SEL", "LDG", "STG", "ATOMG")
 TOOLS = Path(triton.__file__).parent / "backends" / "nvidia" / "bin"
-# The steps as each norm's backward launches its kernel: (rows ahead, lean), the rows ahead taken from the rule v11
-# uses (layernorm.exchange_rows_ahead), not written again here.
-STEP_LAUNCH = {"exchange": lambda dtype: (1, False),
-               "exchange_ahead": lambda dtype: (layernorm.exchange_rows_ahead(torch.empty(0, dtype=dtype)), False),
-               "lean_exchange": lambda dtype: (1, True)}
+# The steps as each norm's backward launches its kernel: exchange_meta's arguments but the parts, the choices that
+# depend on the dtype taken from the rules the steps use (layernorm.exchange_rows_ahead, lean_ahead_meta), not
+# written again here.
+STEP_LAUNCH = {"exchange": lambda x: dict(ahead=1, lean=False),
+               "exchange_ahead": lambda x: dict(ahead=layernorm.exchange_rows_ahead(x), lean=False),
+               "lean_exchange": lambda x: dict(ahead=1, lean=True),
+               "lean_ahead": layernorm.lean_ahead_meta}
 KERNELS = {"layernorm": layernorm.layernorm_exchange_backward_kernel,
            "rmsnorm": rmsnorm.rmsnorm_exchange_backward_kernel}
 TORCH_DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
@@ -63,9 +65,10 @@ def signature(kernel, dtype: str) -> dict[str, str]:
     return sig
 
 
-def compile_step(kernel, dtype: str, parts: int, ahead: int, lean: bool, out: Path) -> tuple[str, Path]:
-    """(ptxas -v's report, the cubin) of the kernel as the step launches it for rows of `parts` parts."""
-    meta = layernorm.exchange_meta(parts, ahead, lean)
+def compile_step(kernel, dtype: str, parts: int, step: dict, out: Path) -> tuple[str, Path]:
+    """(ptxas -v's report, the cubin) of the kernel as the step (exchange_meta's arguments but the parts) launches
+    it for rows of `parts` parts."""
+    meta = layernorm.exchange_meta(parts, **step)
     options = {"num_warps": meta.pop("num_warps"), "maxnreg": meta.pop("maxnreg")}
     meta.pop("launch_cooperative_grid")
     sig = signature(kernel, dtype)
@@ -126,8 +129,8 @@ def main(argv: list[str] | None = None) -> int:
         for dtype in opts.dtype:
             for norm, kernel in KERNELS.items():
                 for step, launch in STEP_LAUNCH.items():
-                    ahead, lean = launch(TORCH_DTYPES[dtype])
-                    report, cubin = compile_step(kernel, dtype, opts.parts, ahead, lean, Path(tmp) / f"{norm}-{step}")
+                    chosen = launch(torch.empty(0, dtype=TORCH_DTYPES[dtype]))
+                    report, cubin = compile_step(kernel, dtype, opts.parts, chosen, Path(tmp) / f"{norm}-{step}")
                     used = re.search(r"Used (\d+) registers", report).group(1)
                     spills = re.search(r"(\d+) bytes spill stores, (\d+) bytes spill loads", report)
                     body, _ = row_loop(cubin)

@@ -9,13 +9,10 @@ import pytest
 SCRIPT = Path(__file__).resolve().parents[1] / "bench" / "exchange_sass.py"
 
 
-@pytest.mark.slow
-def test_the_lean_step_takes_fewer_reductions_a_row_than_the_exchange_step():
-    """lean_exchange's point (triton_src/layernorm.py, v12): fewer shuffles, barriers and 64-bit flag compares in
-    each row's fixed work than v10's. A change that loses it (a reduction split again, the flags 64-bit again)
-    fails here, where no GPU is needed to see it."""
+def counted(*dtypes: str) -> dict:
+    """bench/exchange_sass.py's table: {(norm, step, dtype): {"a row": instructions, kind: count}}."""
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}  # compiled code, not the interpreter
-    out = subprocess.run([sys.executable, str(SCRIPT), "--dtype", "fp32"], capture_output=True, text=True, env=env,
+    out = subprocess.run([sys.executable, str(SCRIPT), "--dtype", *dtypes], capture_output=True, text=True, env=env,
                          timeout=600)
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
@@ -23,10 +20,37 @@ def test_the_lean_step_takes_fewer_reductions_a_row_than_the_exchange_step():
     rows = {}
     for line in lines[2:]:
         words = line.split()
-        rows[words[0], words[1]] = dict(zip(["a row", *kinds], map(int, words[-12:])))
-    for norm in ("layernorm", "rmsnorm"):
-        exchange, lean = rows[norm, "exchange"], rows[norm, "lean_exchange"]
-        assert lean["a row"] < exchange["a row"], (norm, lean, exchange)
-        assert lean["SHFL"] < exchange["SHFL"] and lean["SEL"] < exchange["SEL"], (norm, lean, exchange)
-    assert rows["layernorm", "lean_exchange"]["BAR"] < rows["layernorm", "exchange"]["BAR"]
+        rows[words[0], words[1], words[2]] = dict(zip(["a row", *kinds], map(int, words[-12:])))
     assert all(row["ATOMG"] >= 1 and row["LDG"] >= 2 for row in rows.values())  # the loop found is the row loop
+    return rows
+
+
+@pytest.fixture(scope="module")
+def rows():
+    return counted("bf16", "fp32")
+
+
+@pytest.mark.slow
+def test_the_lean_step_takes_fewer_reductions_a_row_than_the_exchange_step(rows):
+    """lean_exchange's point (triton_src/layernorm.py, v12): fewer shuffles, barriers and 64-bit flag compares in
+    each row's fixed work than v10's. A change that loses it (a reduction split again, the flags 64-bit again)
+    fails here, where no GPU is needed to see it."""
+    for norm in ("layernorm", "rmsnorm"):
+        for dtype in ("bf16", "fp32"):
+            exchange, lean = rows[norm, "exchange", dtype], rows[norm, "lean_exchange", dtype]
+            assert lean["a row"] < exchange["a row"], (norm, dtype, lean, exchange)
+            assert lean["SHFL"] < exchange["SHFL"] and lean["SEL"] < exchange["SEL"], (norm, dtype, lean, exchange)
+        assert rows[norm, "lean_exchange", "fp32"]["STL"] == 0  # no spill in the loop
+    assert rows["layernorm", "lean_exchange", "fp32"]["BAR"] < rows["layernorm", "exchange", "fp32"]["BAR"]
+
+
+@pytest.mark.slow
+def test_the_lean_ahead_step_keeps_a_second_row_in_flight_without_a_spill(rows):
+    """lean_ahead's point (triton_src/layernorm.py, v13): 16-bit rows loaded two rows ahead beside v12's
+    reductions, the late row kept as loaded so that the loop spills nothing; v12's reductions kept; fp32 rows
+    v12's code."""
+    for norm in ("layernorm", "rmsnorm"):
+        ahead, lean = rows[norm, "lean_ahead", "bf16"], rows[norm, "lean_exchange", "bf16"]
+        assert ahead["STL"] == 0 and ahead["LDL"] == 0, (norm, ahead)
+        assert ahead["SHFL"] == lean["SHFL"] and ahead["BAR"] == lean["BAR"], (norm, ahead, lean)
+        assert rows[norm, "lean_ahead", "fp32"] == rows[norm, "lean_exchange", "fp32"]

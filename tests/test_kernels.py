@@ -135,7 +135,8 @@ EXCHANGE_CASES = [(torch.float32, (3, 5001), "random"), (torch.float16, (5, 3000
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("impl_name", ["triton:exchange", "triton:exchange_ahead", "triton:lean_exchange"])
+@pytest.mark.parametrize("impl_name", ["triton:exchange", "triton:exchange_ahead", "triton:lean_exchange",
+                                       "triton:lean_ahead"])
 @pytest.mark.parametrize("op_name", ["layernorm-backward", "rmsnorm-backward"])
 def test_norm_exchange_step_matches_reference_on_its_own_rows(op_name, impl_name, device, monkeypatch):
     from triton_src import layernorm

@@ -447,7 +447,8 @@ def test_the_ring_step_launches_its_own_kernel_on_its_rows(norm, dtype, shape, k
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("impl_name", ["triton:exchange", "triton:exchange_ahead", "triton:lean_exchange"])
+@pytest.mark.parametrize("impl_name", ["triton:exchange", "triton:exchange_ahead", "triton:lean_exchange",
+                                       "triton:lean_ahead"])
 @pytest.mark.parametrize("op_name", ["layernorm-backward", "rmsnorm-backward"])
 @pytest.mark.parametrize("dtype,shape,inputs", [
     (torch.float32, (256, 65536), "random"), (torch.float32, (256, 65536), "subnormals"),

@@ -28,6 +28,8 @@ Steps (each one a row, triton:<name>; measured figures: results/<gpu>/layernorm.
   v12 lean_exchange  + v10 with two reductions across the program a row instead of six (the part's two sums as
               one; the check that every part is published and the sums of the parts as one), and each row's
               statistics loaded a row ahead, its dx written one row late (v11's rows ahead left out)
+  v13 lean_ahead  + v12 with fp16/bf16 rows' loads two rows ahead, the late row kept as loaded (16-bit x and dy)
+              and its x̂ and w·dy computed again for its dx
 
 As in cuda_src/layernorm.cu, each step takes the rows it adds a path for and hands every other shape to the step
 before, so each row runs every shape (rows longer than v2 holds go to v1, whose tiles take any N).
@@ -944,6 +946,12 @@ def lagged(xhat_1, wdy_1, rstd_1, xhat_2, wdy_2, rstd_2, LAG: tl.constexpr):
 
 
 @triton.jit
+def recomputed(x_in, dy_in, w, mask, mean, rstd):
+    """x̂ and w·dy of a row kept as it was loaded (v13), computed again for its dx."""
+    return tl.where(mask, (x_in.to(tl.float32) - mean) * rstd, 0.0), w * dy_in.to(tl.float32)
+
+
+@triton.jit
 def rows_ahead(x_ptr, dy_ptr, n, cols, mask, row, last, x_1, dy_1, x_2, dy_2, AHEAD: tl.constexpr):
     """A row's x and dy (fp32) from the loads in flight, and the loads then in flight: rows row + 1 (x_1, dy_1) and,
     with AHEAD = 2, row + 2 (x_2, dy_2), each issued AHEAD rows before its row; rows past the group's last are
@@ -985,7 +993,7 @@ def first_rows(x_ptr, dy_ptr, n, cols, mask, first, last):
 def layernorm_exchange_backward_kernel(dy_ptr, x_ptr, w_ptr, mean_ptr, rstd_ptr, dx_ptr, dw_part_ptr, db_part_ptr,
                                        slots_ptr, m, n, parts, rows_per_group, BLOCK: tl.constexpr,
                                        SLOTS: tl.constexpr, AHEAD: tl.constexpr, LEAN: tl.constexpr,
-                                       LAG: tl.constexpr):
+                                       LAG: tl.constexpr, AS_LOADED: tl.constexpr):
     g, part, w, cols, mask, first, last = exchange_part(w_ptr, m, n, parts, rows_per_group, BLOCK)
     dw = tl.zeros([BLOCK], dtype=tl.float32)
     db = tl.zeros([BLOCK], dtype=tl.float32)
@@ -995,9 +1003,11 @@ def layernorm_exchange_backward_kernel(dy_ptr, x_ptr, w_ptr, mean_ptr, rstd_ptr,
     # x̂, w·dy and rstd of the rows one and two before, kept for their dx (with LAG 1 the second pair goes unused)
     xhat_1, wdy_1, rstd_1 = tl.zeros([BLOCK], dtype=tl.float32), tl.zeros([BLOCK], dtype=tl.float32), 0.0
     xhat_2, wdy_2, rstd_2 = tl.zeros([BLOCK], dtype=tl.float32), tl.zeros([BLOCK], dtype=tl.float32), 0.0
+    x_in_1, dy_in_1, mean_1 = x_1, dy_1, 0.0  # (AS_LOADED, LAG 1) the row before as loaded, and its mean
     for row in range(first, last + LAG):  # the last turns write the last rows' dx only
         late = row - LAG
         got_a, got_b, words, present = read_slots(slots_ptr, late, parts, late >= first, SLOTS, True)  # in flight
+        x_in, dy_in = x_1, dy_1  # this row's loads, as they came
         x, dy, x_1, dy_1, x_2, dy_2 = rows_ahead(x_ptr, dy_ptr, n, cols, mask, row, last, x_1, dy_1, x_2, dy_2,
                                                  AHEAD)
         mean, mean_next = row_statistic(mean_ptr, row, last, mean_next, LEAN)
@@ -1011,12 +1021,17 @@ def layernorm_exchange_backward_kernel(dy_ptr, x_ptr, w_ptr, mean_ptr, rstd_ptr,
             publish_sums(slots_ptr, row, part, parts, s_wdy_xhat, s_wdy, True)
         if late >= first:
             s_wdy_xhat, s_wdy = gather_sums(got_a, got_b, words, present, True, LEAN)
-            xhat_l, wdy_l, rstd_l = lagged(xhat_1, wdy_1, rstd_1, xhat_2, wdy_2, rstd_2, LAG)
+            if AS_LOADED:
+                xhat_l, wdy_l = recomputed(x_in_1, dy_in_1, w, mask, mean_1, rstd_1)
+                rstd_l = rstd_1
+            else:
+                xhat_l, wdy_l, rstd_l = lagged(xhat_1, wdy_1, rstd_1, xhat_2, wdy_2, rstd_2, LAG)
             tl.store(dx_ptr + late * n + cols,
                      ((wdy_l - s_wdy / n - xhat_l * (s_wdy_xhat / n)) * rstd_l).to(dx_ptr.dtype.element_ty),
                      mask=mask)
         xhat_2, wdy_2, rstd_2 = xhat_1, wdy_1, rstd_1
         xhat_1, wdy_1, rstd_1 = xhat, wdy, rstd
+        x_in_1, dy_in_1, mean_1 = x_in, dy_in, mean
     tl.store(dw_part_ptr + g * n + cols, dw, mask=mask)  # a group with no rows writes zeros
     tl.store(db_part_ptr + g * n + cols, db, mask=mask)
 
@@ -1048,11 +1063,13 @@ def exchange_slot_words(parts: int) -> int:
     return max(triton_src.next_power_of_2(2 * parts), 2 * 32 * EXCHANGE_WARPS)
 
 
-def exchange_meta(parts: int, ahead: int, lean: bool) -> dict:
+def exchange_meta(parts: int, ahead: int, lean: bool, as_loaded: bool = False) -> dict:
     """The launch parameters of an exchange kernel (either norm's) for rows of `parts` parts, loaded `ahead` rows
-    ahead, (lean) with v12's reductions, statistics and lag."""
+    ahead, (lean) with v12's reductions, statistics and lag, (as_loaded, lean only) the late row kept as loaded."""
+    if as_loaded and not lean:
+        raise ValueError("as_loaded keeps one late row as it was loaded: it needs lean's lag of one row")
     return dict(BLOCK=EXCHANGE_COLS, SLOTS=exchange_slot_words(parts), AHEAD=ahead, LEAN=lean,
-                LAG=1 if lean else EXCHANGE_LAG, **EXCHANGE_LAUNCH)
+                LAG=1 if lean else EXCHANGE_LAG, AS_LOADED=as_loaded, **EXCHANGE_LAUNCH)
 
 
 def exchange_slots(m: int, parts: int, device: torch.device) -> torch.Tensor:
@@ -1060,7 +1077,7 @@ def exchange_slots(m: int, parts: int, device: torch.device) -> torch.Tensor:
     return torch.zeros((m, parts, 2), device=device, dtype=torch.int64)
 
 
-def _exchange_backward(dy, x, weight, bias, mean, rstd, via=as_written, ahead=1, lean=False):
+def _exchange_backward(dy, x, weight, bias, mean, rstd, via=as_written, ahead=1, lean=False, as_loaded=False):
     programs = exchange_programs(x)
     if programs is None:
         return _split_backward(dy, x, weight, bias, mean, rstd, via)
@@ -1072,7 +1089,7 @@ def _exchange_backward(dy, x, weight, bias, mean, rstd, via=as_written, ahead=1,
     slots = exchange_slots(m, parts, x.device)
     via(layernorm_exchange_backward_kernel)[(groups * parts,)](
         dy, x, weight, mean, rstd, dx, part[0], part[1], slots, m, n, parts, rows_per_group,
-        **exchange_meta(parts, ahead, lean))
+        **exchange_meta(parts, ahead, lean, as_loaded))
     sum_partials(part, grads, via)
     return dx, grads[0], grads[1]
 
@@ -1143,3 +1160,30 @@ def lean_exchange(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor):
 def lean_exchange_backward(dy, x, weight, bias, mean, rstd):
     _check(x, weight, ("bias", bias), grad=dy)
     return _exchange_backward(dy, x, weight, bias, mean, rstd, triton_src.launcher, lean=True)
+
+
+# ---- lean_ahead: v12 with 16-bit rows' loads two rows ahead, the late row kept as it was loaded. ------------------
+# v12 cut each row's fixed work, and its 16-bit rows gained the most (results/<gpu>/layernorm-backward.md; first
+# run: results/nvidia-h100-80gb-hbm3/norm-backward-lean-exchange/, at 31aeee7), yet a bf16 row still takes about
+# seven tenths of an fp32 row's time for half the bytes. With the fixed work smaller, the bytes a program has in
+# flight may be what holds its 16-bit rows now: one row of its part of x and dy, 8 KB at 2048 columns, where v11's
+# second row bought nothing only while v10's fixed work held the row. Two rows ahead beside v12's reductions spill in
+# LayerNorm (bench/exchange_sass.py), so v13 keeps the late row as it was loaded, its 16-bit x and dy (half the
+# registers of v12's fp32 x̂ and w·dy), and computes x̂ and w·dy again for its dx. fp32 rows keep v12's code: there
+# the loaded row takes as many registers as x̂ and w·dy, and v11 found nothing to gain from a second row.
+def lean_ahead_meta(x: torch.Tensor) -> dict:
+    """v13's choices for x's rows (either norm's): 16-bit rows two rows ahead and kept as loaded; fp32 v12's."""
+    two_ahead = exchange_rows_ahead(x) == 2
+    return dict(ahead=2 if two_ahead else 1, lean=True, as_loaded=two_ahead)
+
+
+@variant("lean_ahead")
+def lean_ahead(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor):
+    _check(x, weight, ("bias", bias))
+    return _reread(x, weight, bias, triton_src.launcher, layernorm_tile_ahead_kernel)
+
+
+@backward("lean_ahead")
+def lean_ahead_backward(dy, x, weight, bias, mean, rstd):
+    _check(x, weight, ("bias", bias), grad=dy)
+    return _exchange_backward(dy, x, weight, bias, mean, rstd, triton_src.launcher, **lean_ahead_meta(x))

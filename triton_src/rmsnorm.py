@@ -25,6 +25,7 @@ Steps (each one a row, triton:<name>; measured figures: results/<gpu>/rmsnorm.md
   v11 lean_exchange  + v9 with the check that every part is published and the sum of the parts in one reduction
               across the program, each row's rstd loaded a row ahead and its dx written one row late
               (layernorm.py's v12; v10's rows ahead left out)
+  v12 lean_ahead  + v11 with fp16/bf16 rows' loads two rows ahead, the late row kept as loaded (layernorm.py's v13)
 
 triton_src/layernorm.py without the mean and the bias: one statistic per row, so v1's forward reads the row twice,
 not three times, and the backward reduces one gradient across rows, not two. What the two files share is
@@ -45,9 +46,9 @@ from triton_src.layernorm import (MAX_FUSED_BACKWARD_COLS, MAX_FUSED_COLS, MAX_P
                                   REREAD_AFTER_COLS, REREAD_CONFIGS, SPLIT_AFTER_COLS, SPLIT_COLS, SPLIT_WARPS,
                                   WARP_CONFIGS, exchange_meta, exchange_part, exchange_programs, exchange_rows_ahead,
                                   exchange_slots, first_rows, fused_backward_programs, fused_tile, gather_sums, lagged,
-                                  load_tile, load_tile_ahead, load_tile_hinted, partial_sums, publish_sums, read_slots,
-                                  reread_tile_start, row_statistic, rows_ahead, sm_count, split_programs, sum_partials,
-                                  warps_worth_trying)
+                                  lean_ahead_meta, load_tile, load_tile_ahead, load_tile_hinted, partial_sums,
+                                  publish_sums, read_slots, recomputed, reread_tile_start, row_statistic, rows_ahead,
+                                  sm_count, split_programs, sum_partials, warps_worth_trying)
 
 EPS = 1e-6  # the spec's (specs/rmsnorm.py)
 
@@ -427,7 +428,7 @@ def tile_ahead_backward(dy, x, weight, rstd):
 @triton.jit
 def rmsnorm_exchange_backward_kernel(dy_ptr, x_ptr, w_ptr, rstd_ptr, dx_ptr, dw_part_ptr, slots_ptr, m, n, parts,
                                      rows_per_group, BLOCK: tl.constexpr, SLOTS: tl.constexpr, AHEAD: tl.constexpr,
-                                     LEAN: tl.constexpr, LAG: tl.constexpr):
+                                     LEAN: tl.constexpr, LAG: tl.constexpr, AS_LOADED: tl.constexpr):
     g, part, w, cols, mask, first, last = exchange_part(w_ptr, m, n, parts, rows_per_group, BLOCK)
     dw = tl.zeros([BLOCK], dtype=tl.float32)
     x_1, dy_1, x_2, dy_2 = first_rows(x_ptr, dy_ptr, n, cols, mask, first, last)
@@ -435,9 +436,11 @@ def rmsnorm_exchange_backward_kernel(dy_ptr, x_ptr, w_ptr, rstd_ptr, dx_ptr, dw_
     # x̂, w·dy and rstd of the rows one and two before, kept for their dx (with LAG 1 the second pair goes unused)
     xhat_1, wdy_1, rstd_1 = tl.zeros([BLOCK], dtype=tl.float32), tl.zeros([BLOCK], dtype=tl.float32), 0.0
     xhat_2, wdy_2, rstd_2 = tl.zeros([BLOCK], dtype=tl.float32), tl.zeros([BLOCK], dtype=tl.float32), 0.0
+    x_in_1, dy_in_1 = x_1, dy_1  # (AS_LOADED, LAG 1) the row before as loaded
     for row in range(first, last + LAG):  # the last turns write the last rows' dx only
         late = row - LAG
         got_a, got_b, words, present = read_slots(slots_ptr, late, parts, late >= first, SLOTS, False)  # in flight
+        x_in, dy_in = x_1, dy_1  # this row's loads, as they came
         x, dy, x_1, dy_1, x_2, dy_2 = rows_ahead(x_ptr, dy_ptr, n, cols, mask, row, last, x_1, dy_1, x_2, dy_2,
                                                  AHEAD)
         rstd, rstd_next = row_statistic(rstd_ptr, row, last, rstd_next, LEAN)
@@ -449,15 +452,20 @@ def rmsnorm_exchange_backward_kernel(dy_ptr, x_ptr, w_ptr, rstd_ptr, dx_ptr, dw_
             publish_sums(slots_ptr, row, part, parts, s_wdy_xhat, s_wdy_xhat, False)
         if late >= first:
             s_wdy_xhat = gather_sums(got_a, got_b, words, present, False, LEAN)[0]
-            xhat_l, wdy_l, rstd_l = lagged(xhat_1, wdy_1, rstd_1, xhat_2, wdy_2, rstd_2, LAG)
+            if AS_LOADED:
+                xhat_l, wdy_l = recomputed(x_in_1, dy_in_1, w, mask, 0.0, rstd_1)
+                rstd_l = rstd_1
+            else:
+                xhat_l, wdy_l, rstd_l = lagged(xhat_1, wdy_1, rstd_1, xhat_2, wdy_2, rstd_2, LAG)
             tl.store(dx_ptr + late * n + cols,
                      ((wdy_l - xhat_l * (s_wdy_xhat / n)) * rstd_l).to(dx_ptr.dtype.element_ty), mask=mask)
         xhat_2, wdy_2, rstd_2 = xhat_1, wdy_1, rstd_1
         xhat_1, wdy_1, rstd_1 = xhat, wdy, rstd
+        x_in_1, dy_in_1 = x_in, dy_in
     tl.store(dw_part_ptr + g * n + cols, dw, mask=mask)  # a group with no rows writes zeros
 
 
-def _exchange_backward(dy, x, weight, rstd, via=as_written, ahead=1, lean=False):
+def _exchange_backward(dy, x, weight, rstd, via=as_written, ahead=1, lean=False, as_loaded=False):
     programs = exchange_programs(x)
     if programs is None:
         return _split_backward(dy, x, weight, rstd, via)
@@ -467,7 +475,7 @@ def _exchange_backward(dy, x, weight, rstd, via=as_written, ahead=1, lean=False)
     part = partial_sums(groups, n, x.device, 1)
     slots = exchange_slots(m, parts, x.device)
     via(rmsnorm_exchange_backward_kernel)[(groups * parts,)](
-        dy, x, weight, rstd, dx, part, slots, m, n, parts, rows_per_group, **exchange_meta(parts, ahead, lean))
+        dy, x, weight, rstd, dx, part, slots, m, n, parts, rows_per_group, **exchange_meta(parts, ahead, lean, as_loaded))
     sum_partials(part, dweight.view(1, n), via)
     return dx, dweight
 
@@ -510,3 +518,16 @@ def lean_exchange(x: torch.Tensor, weight: torch.Tensor):
 def lean_exchange_backward(dy, x, weight, rstd):
     _check(x, weight, grad=dy)
     return _exchange_backward(dy, x, weight, rstd, triton_src.launcher, lean=True)
+
+
+# ---- lean_ahead: v11 with 16-bit rows' loads two rows ahead, the late row kept as loaded (layernorm.py's v13). ----
+@variant("lean_ahead")
+def lean_ahead(x: torch.Tensor, weight: torch.Tensor):
+    _check(x, weight)
+    return _reread(x, weight, triton_src.launcher, rmsnorm_tile_ahead_kernel)
+
+
+@backward("lean_ahead")
+def lean_ahead_backward(dy, x, weight, rstd):
+    _check(x, weight, grad=dy)
+    return _exchange_backward(dy, x, weight, rstd, triton_src.launcher, **lean_ahead_meta(x))
