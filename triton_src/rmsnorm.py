@@ -475,7 +475,8 @@ def _exchange_backward(dy, x, weight, rstd, via=as_written, ahead=1, lean=False,
     part = partial_sums(groups, n, x.device, 1)
     slots = exchange_slots(m, parts, x.device)
     via(rmsnorm_exchange_backward_kernel)[(groups * parts,)](
-        dy, x, weight, rstd, dx, part, slots, m, n, parts, rows_per_group, **exchange_meta(parts, ahead, lean, as_loaded))
+        dy, x, weight, rstd, dx, part, slots, m, n, parts, rows_per_group,
+        **exchange_meta(parts, ahead, lean, as_loaded))
     sum_partials(part, dweight.view(1, n), via)
     return dx, dweight
 

@@ -1,0 +1,53 @@
+"""bench/exchange_configs.py: a config's row is the exchange kernel launched as the config says, checked as a row."""
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from compare import check, discover, worker
+
+SCRIPT = Path(__file__).resolve().parents[1] / "bench" / "exchange_configs.py"
+
+
+@pytest.fixture(scope="module")
+def script():
+    spec = importlib.util.spec_from_file_location("exchange_configs", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("op_name", ["layernorm-backward", "rmsnorm-backward"])
+def test_a_config_row_launches_the_exchange_kernel_as_the_config_says(script, op_name, device, monkeypatch):
+    """Its columns, warps, registers, rows ahead and late row as loaded reach the launch, the row passes the lab's
+    check (one program a row, as the interpreter runs it), and the shipped constants are back afterwards."""
+    from triton_src import layernorm
+
+    norm = importlib.import_module(f"triton_src.{discover.base_name(op_name)}")
+    op = discover.load_op(op_name)
+    worker._use_interpreter_autotune_stub(next(i for i in discover.implementations(op) if i.name == script.STEP))
+    shipped = (layernorm.EXCHANGE_COLS, layernorm.EXCHANGE_WARPS, layernorm.EXCHANGE_PROGRAMS_PER_SM,
+               dict(layernorm.EXCHANGE_LAUNCH))
+    monkeypatch.setattr(layernorm, "EXCHANGE_AFTER_COLS", 1024)
+    monkeypatch.setattr(norm, "_split_backward", lambda *a: pytest.fail("the config's rows were handed down"))
+    launched, meta_of = [], layernorm.exchange_meta
+    monkeypatch.setattr(norm, "exchange_meta", lambda *a, **k: launched.append(meta_of(*a, **k)) or launched[-1])
+    config = script.parse_config("cols=8192,warps=4,per_sm=1,ahead=2,as_loaded=1")
+    with script.launched_as(config):
+        r = check.check_case(op, script.STEP, script.config_row(op, config), torch.float16, (5, 5000), device, 0)
+    assert r.ok, f"{r.status}: {r.message}"
+    assert launched and all(meta["BLOCK"] == 8192 and meta["num_warps"] == 4 and meta["maxnreg"] == 255
+                            and meta["AHEAD"] == 2 and meta["AS_LOADED"] and meta["LEAN"] for meta in launched)
+    assert (layernorm.EXCHANGE_COLS, layernorm.EXCHANGE_WARPS, layernorm.EXCHANGE_PROGRAMS_PER_SM,
+            layernorm.EXCHANGE_LAUNCH) == shipped
+
+
+def test_a_config_out_of_reach_is_refused_with_what_to_write(script):
+    for text, said in [("cols=3000", "power of two"), ("ahead=3", "ahead is 1 or 2"), ("rows=2", "KEY one of"),
+                       ("warps=x", "KEY=INTEGER")]:
+        with pytest.raises(Exception, match=said):
+            script.parse_config(text)
