@@ -15,6 +15,9 @@ first checked as the lab checks a row (compare.check.check_case, the float64 ref
 seeds), then timed as the lab times one (compare.timing.time_calls: rotating input sets, the L2 flushed before each
 call, median and IQR) beside the same-bytes copy in the same process. A cell that fails its check is not timed.
 
+With --out FILE the same lines go to a markdown file, with the command and the machine, written only once every
+cell has run (a run cut short leaves an earlier file as it was).
+
 What it prints is a guide to the next step, not a row of the lab's tables: a choice that wins here becomes a step
 (its own row, checked on every shape) before any table shows it.
 """
@@ -32,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import torch  # noqa: E402
 
 import triton_src  # noqa: E402
-from compare import caches, check, cli, discover, passes, schedule, timing  # noqa: E402
+from compare import caches, check, cli, discover, env, passes, report, schedule, timing  # noqa: E402
 from triton_src import layernorm  # noqa: E402
 
 KEYS = {"cols": int, "warps": int, "per_sm": int, "ahead": int, "as_loaded": int}
@@ -97,11 +100,11 @@ def timed(op, fn, dtype: torch.dtype, shape: tuple, device: torch.device, l2: in
                              nbytes=nbytes, flops=op.flops(shape))
 
 
-def run(opts) -> int:
+def run(opts, say) -> None:
     device = torch.device("cuda")
     l2 = timing.l2_bytes(device)
-    print(f"{torch.cuda.get_device_name(device)}; each config's cells checked (3 seeds) then timed; fraction of the "
-          f"same-bytes copy", flush=True)
+    say(f"{torch.cuda.get_device_name(device)}; each config's cells checked (3 seeds) then timed; fraction of the "
+        f"same-bytes copy")
     for op_name in opts.ops:
         op = discover.load_op(op_name)
         for dtype_name in opts.dtypes:
@@ -109,12 +112,10 @@ def run(opts) -> int:
             for shape in opts.shapes:
                 copy = timing.same_bytes_copy(op.bytes_moved(shape, dtype), device, l2, dtype=dtype_name,
                                               shape=str(shape))
-                print(f"{op_name} {dtype_name} {op.describe_shape(shape)}: copy {copy.median_ms * 1e3:.1f} us",
-                      flush=True)
+                say(f"{op_name} {dtype_name} {op.describe_shape(shape)}: copy {copy.median_ms * 1e3:.1f} us")
                 for config in opts.configs:
                     with launched_as(config):
-                        print(f"  {label(config):58} {cell(op, config, dtype, shape, device, l2, copy)}", flush=True)
-    return 0
+                        say(f"  {label(config):58} {cell(op, config, dtype, shape, device, l2, copy)}")
 
 
 def cell(op, config, dtype, shape, device, l2, copy) -> str:
@@ -141,13 +142,32 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--shapes", type=cli.parse_sizes, default=[(4096, 16384), (1024, 32768), (256, 65536)])
     p.add_argument("--configs", nargs="+", type=parse_config, default=[dict(DEFAULTS)],
                    help="one or more KEY=VALUE,... (keys: " + ", ".join(KEYS) + "; unset keys as shipped)")
-    opts = p.parse_args(argv)
+    p.add_argument("--out", type=Path, help="also write the lines to this markdown file, once every cell has run")
+    opts = p.parse_args(sys.argv[1:] if argv is None else argv)
     if not torch.cuda.is_available():
         print("bench/exchange_configs.py: needs a CUDA GPU (the exchange kernel's programs wait for each other, "
               "which Triton's interpreter cannot run); run it on the GPU machine", file=sys.stderr)
         return 2
+    lines = []
+
+    def say(line: str) -> None:
+        print(line, flush=True)
+        lines.append(line)
+
     with caches.compile_caches():  # the lab's Triton cache: a config compiled once is not compiled again
-        return run(opts)
+        run(opts, say)
+    if opts.out:
+        write_lines(opts.out, sys.argv[1:] if argv is None else argv, lines)
+    return 0
+
+
+def write_lines(out: Path, argv: list[str], lines: list[str]) -> None:
+    """The run's lines as markdown, with its command and machine, in one write (report.write_atomic)."""
+    machine = env.describe()
+    command = " ".join(["python bench/exchange_configs.py", *argv])
+    report.write_atomic(out, f"# Exchange backward launch choices\n\nProduced by `{command}` on "
+                        f"**{machine['gpu']}**; torch {machine['torch']}, triton {machine['triton']}, git "
+                        f"{machine['git_revision']}.\n\n```\n" + "\n".join(lines) + "\n```\n")
 
 
 if __name__ == "__main__":

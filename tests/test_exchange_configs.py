@@ -51,3 +51,12 @@ def test_a_config_out_of_reach_is_refused_with_what_to_write(script):
                        ("warps=x", "KEY=INTEGER")]:
         with pytest.raises(Exception, match=said):
             script.parse_config(text)
+
+
+def test_the_lines_are_written_with_their_command_and_machine(script, tmp_path):
+    out = tmp_path / "deeper" / "configs.md"
+    script.write_lines(out, ["layernorm-backward", "--dtypes", "bf16"],
+                       ["NVIDIA X; ...", "  cols=2048 ... 0.64 of copy"])
+    text = out.read_text()
+    assert "`python bench/exchange_configs.py layernorm-backward --dtypes bf16`" in text
+    assert "  cols=2048 ... 0.64 of copy\n```" in text and "triton " in text and "git " in text
