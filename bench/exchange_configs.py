@@ -100,11 +100,12 @@ def timed(op, fn, dtype: torch.dtype, shape: tuple, device: torch.device, l2: in
                              nbytes=nbytes, flops=op.flops(shape))
 
 
-def run(opts, say) -> None:
-    device = torch.device("cuda")
+def run(opts, say, device: torch.device | None = None) -> None:
+    """Every op, dtype, shape and config of opts, each cell a line to say(): checked, then timed (device: the GPU;
+    another only in the tests, under Triton's interpreter with the timing stood in for)."""
+    device = device or torch.device("cuda")
     l2 = timing.l2_bytes(device)
-    say(f"{torch.cuda.get_device_name(device)}; each config's cells checked (3 seeds) then timed; fraction of the "
-        f"same-bytes copy")
+    say(f"{env.gpu_name()}; each config's cells checked (3 seeds) then timed; fraction of the same-bytes copy")
     for op_name in opts.ops:
         op = discover.load_op(op_name)
         for dtype_name in opts.dtypes:
