@@ -70,10 +70,9 @@ def launched_as(config: dict):
     there: exchange_programs, exchange_slot_words, exchange_meta), put back after."""
     names = ("EXCHANGE_COLS", "EXCHANGE_WARPS", "EXCHANGE_PROGRAMS_PER_SM", "EXCHANGE_LAUNCH")
     saved = {name: getattr(layernorm, name) for name in names}
-    registers = min(255, layernorm.REGISTERS_PER_SM // (config["per_sm"] * 32 * config["warps"]))
     layernorm.EXCHANGE_COLS, layernorm.EXCHANGE_WARPS = config["cols"], config["warps"]
     layernorm.EXCHANGE_PROGRAMS_PER_SM = config["per_sm"]
-    layernorm.EXCHANGE_LAUNCH = dict(saved["EXCHANGE_LAUNCH"], num_warps=config["warps"], maxnreg=registers)
+    layernorm.EXCHANGE_LAUNCH = layernorm.exchange_launch(config["warps"], config["per_sm"])
     try:
         yield
     finally:

@@ -20,6 +20,13 @@ def script():
     return module
 
 
+def interpreted(script, op_name: str):
+    """The op, with the step whose forward a config's row borrows ready for Triton's interpreter."""
+    op = discover.load_op(op_name)
+    worker._use_interpreter_autotune_stub(next(i for i in discover.implementations(op) if i.name == script.STEP))
+    return op
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("op_name", ["layernorm-backward", "rmsnorm-backward"])
 def test_a_config_row_launches_the_exchange_kernel_as_the_config_says(script, op_name, device, monkeypatch):
@@ -28,8 +35,7 @@ def test_a_config_row_launches_the_exchange_kernel_as_the_config_says(script, op
     from triton_src import layernorm
 
     norm = importlib.import_module(f"triton_src.{discover.base_name(op_name)}")
-    op = discover.load_op(op_name)
-    worker._use_interpreter_autotune_stub(next(i for i in discover.implementations(op) if i.name == script.STEP))
+    op = interpreted(script, op_name)
     shipped = (layernorm.EXCHANGE_COLS, layernorm.EXCHANGE_WARPS, layernorm.EXCHANGE_PROGRAMS_PER_SM,
                dict(layernorm.EXCHANGE_LAUNCH))
     monkeypatch.setattr(layernorm, "EXCHANGE_AFTER_COLS", 1024)
@@ -70,8 +76,7 @@ def test_each_cell_is_checked_then_timed_and_says_so(script, device, monkeypatch
     from triton_src import layernorm
 
     for op_name in ("layernorm-backward", "rmsnorm-backward"):
-        op = discover.load_op(op_name)
-        worker._use_interpreter_autotune_stub(next(i for i in discover.implementations(op) if i.name == script.STEP))
+        interpreted(script, op_name)
     monkeypatch.setattr(layernorm, "EXCHANGE_AFTER_COLS", 1024)
 
     def stand_in(ms):

@@ -825,8 +825,16 @@ EXCHANGE_AFTER_COLS = 8192
 EXCHANGE_COLS = 2048
 EXCHANGE_WARPS = 8  # 8 values of each [EXCHANGE_COLS] vector a thread
 EXCHANGE_PROGRAMS_PER_SM = 2
-EXCHANGE_LAUNCH = dict(num_warps=EXCHANGE_WARPS, launch_cooperative_grid=True,
-                       maxnreg=min(255, REGISTERS_PER_SM // (EXCHANGE_PROGRAMS_PER_SM * 32 * EXCHANGE_WARPS)))
+
+
+def exchange_launch(warps: int, programs_per_sm: int) -> dict:
+    """An exchange kernel's launch options: cooperative, its registers capped so that `programs_per_sm` programs of
+    `warps` warps fit an SM."""
+    return dict(num_warps=warps, launch_cooperative_grid=True,
+                maxnreg=min(255, REGISTERS_PER_SM // (programs_per_sm * 32 * warps)))
+
+
+EXCHANGE_LAUNCH = exchange_launch(EXCHANGE_WARPS, EXCHANGE_PROGRAMS_PER_SM)
 PUBLISHED = tl.constexpr(1 << 32)  # the flag of a slot's word, above its 32 bits of fp32 sum
 EXCHANGE_LAG = 2  # rows between a row's sums and its dx (the kernels keep two rows' x̂ and w·dy; v12 one)
 
