@@ -2,7 +2,10 @@
 CUDA sources built through load_inline, and on a GPU every row of every op checked."""
 import pytest
 import torch
+import triton
+import triton.language as tl
 
+import triton_src
 from compare import build, check, discover, env, runner, schedule, worker
 
 OPS = [discover.load_op(n) for n in discover.op_names()]
@@ -147,6 +150,66 @@ def test_norm_exchange_step_matches_reference_on_its_own_rows(op_name, impl_name
     monkeypatch.setattr(norm, "_split_backward", lambda *a: pytest.fail(f"{impl_name} handed its own rows down"))
     assert all(layernorm.EXCHANGE_AFTER_COLS < shape[1] <= layernorm.EXCHANGE_COLS for _, shape, _ in EXCHANGE_CASES)
     _check_cases(op, impl, fn, EXCHANGE_CASES, device)
+
+
+# The norms' triton:exchange_forward takes forward rows past FORWARD_EXCHANGE_AFTER_COLS the same way: with the
+# threshold lowered and a program's columns raised, its own kernel (the parts' sums and squares about their means,
+# merged; each row's y one row late, the rows' loads two ahead; the statistics of part 0) is checked on groups of
+# one to three rows, forward and forward + backward; rows shared by programs are checked on the GPU.
+@pytest.mark.slow
+@pytest.mark.parametrize("op_name", ["layernorm", "rmsnorm", "layernorm-fwd-bwd", "rmsnorm-fwd-bwd"])
+def test_norm_exchange_forward_step_matches_reference_on_its_own_rows(op_name, device, monkeypatch):
+    from triton_src import layernorm
+
+    norm, op, impl, fn = _norm_step(op_name, "triton:exchange_forward")
+    monkeypatch.setattr(layernorm, "FORWARD_EXCHANGE_AFTER_COLS", 1024)
+    monkeypatch.setattr(norm, "FORWARD_EXCHANGE_AFTER_COLS", 1024)
+    monkeypatch.setattr(layernorm, "EXCHANGE_AFTER_COLS", 1024)
+    monkeypatch.setattr(layernorm, "EXCHANGE_COLS", 8192)
+    monkeypatch.setattr(norm, "_reread", lambda *a: pytest.fail("triton:exchange_forward handed its own rows down"))
+    monkeypatch.setattr(norm, "_split_backward", lambda *a: pytest.fail("its backward handed its own rows down"))
+    assert all(1024 < shape[1] <= layernorm.EXCHANGE_COLS for _, shape, _ in EXCHANGE_CASES)
+    _check_cases(op, impl, fn, EXCHANGE_CASES, device)
+
+
+@triton.jit
+def _row_moments_of_parts(x_ptr, slots_ptr, out_ptr, n, parts, BLOCK: tl.constexpr, SLOTS: tl.constexpr):
+    """A row's mean and squares about it as exchange_forward's programs compute them, its parts taken one after
+    another by one program: each part's sums published to the row's slots, then the slots merged."""
+    from triton_src.layernorm import part_moments, publish_sums, read_slots, row_moments
+
+    for part in range(0, parts):
+        cols = part * BLOCK + tl.arange(0, BLOCK)
+        mask = cols < n
+        s, squares = part_moments(tl.load(x_ptr + cols, mask=mask, other=0.0), mask,
+                                  tl.minimum(n - part * BLOCK, BLOCK).to(tl.float32))
+        publish_sums(slots_ptr, 0, part, parts, s, squares, True)
+    got_a, got_b, words, present = read_slots(slots_ptr, 0, parts, True, SLOTS, True)
+    mean, squares = row_moments(got_a, got_b, words, present, n, BLOCK, SLOTS)
+    tl.store(out_ptr, mean)
+    tl.store(out_ptr + 1, squares)
+
+
+@pytest.mark.parametrize("n", [1000, 1024, 17])
+def test_exchange_forward_merges_its_parts_statistics_as_one_row(n, device):
+    """On a GPU a forward row is shared by programs; a row's mean and squares are merged from its parts' sums and
+    squares about their own means. Far from zero and rising along the row, the parts' means differ by more than the
+    row's spread within a part: the merge must add each part's distance from the row's mean, and Σx² less (Σx)²/N in
+    fp32 would lose the squares to cancellation. Parts of 64 columns, the last one short but for N = 1024."""
+    from triton_src import layernorm
+
+    block = 64
+    parts = triton_src.cdiv(n, block)
+    cols = torch.arange(n, dtype=torch.float64)
+    x = (1e4 + 100 * cols / n + torch.sin(cols)).to(torch.float32)
+    slots = layernorm.exchange_slots(1, parts, device)
+    out = torch.empty(2, device=device, dtype=torch.float32)
+    _row_moments_of_parts[(1,)](x.to(device), slots, out, n, parts, BLOCK=block,
+                                SLOTS=triton_src.next_power_of_2(2 * parts))
+    exact = x.to(torch.float64)
+    mean, squares = out.cpu().to(torch.float64).tolist()
+    assert mean == pytest.approx(exact.mean().item(), rel=1e-6)
+    assert squares == pytest.approx(((exact - exact.mean()) ** 2).sum().item(), rel=1e-4)
 
 
 @pytest.mark.slow

@@ -469,3 +469,27 @@ def test_the_exchange_steps_are_right_on_rows_split_over_programs(op_name, impl_
     for seed in range(3):
         r = check.check_case(op, impl.name, fn, dtype, shape, torch.device("cuda"), seed, inputs)
         assert r.ok, f"{impl.name} {r.dtype} {r.shape} {r.inputs} seed {seed}: {r.status}: {r.message}"
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("op_name", ["layernorm", "rmsnorm", "layernorm-fwd-bwd"])
+@pytest.mark.parametrize("dtype,shape,inputs", [
+    (torch.float32, (256, 65536), "random"), (torch.float32, (256, 65536), "large offset"),
+    (torch.float32, (256, 65536), "inf and nan"), (torch.bfloat16, (256, 65536), "random"),
+    (torch.float16, (1024, 32768), "random"), (torch.bfloat16, (64, 70001), "random"),
+    (torch.float32, (1, 40000), "subnormals"),
+    (torch.float32, (1000, 16385), "random")])
+def test_the_exchange_forward_step_is_right_on_rows_split_over_programs(op_name, dtype, shape, inputs):
+    """triton:exchange_forward's programs merge their parts' sums and squares into a row's statistics; a part read
+    before it was published, or merged wrongly, writes wrong y (and mean or rstd, from part 0) in some rows. Each
+    case three times (its own inputs each time) on rows of 9 to 35 programs, one row to 1000."""
+    from triton_src import layernorm
+
+    op = discover.load_op(op_name)
+    impl = next(i for i in discover.implementations(op) if i.name == "triton:exchange_forward")
+    fn = impl.load()
+    x = torch.empty(shape, device="cuda", dtype=dtype)
+    assert layernorm.exchange_programs(x, layernorm.FORWARD_EXCHANGE_AFTER_COLS)[0] > 1
+    for seed in range(3):
+        r = check.check_case(op, impl.name, fn, dtype, shape, torch.device("cuda"), seed, inputs)
+        assert r.ok, f"{impl.name} {r.dtype} {r.shape} {r.inputs} seed {seed}: {r.status}: {r.message}"

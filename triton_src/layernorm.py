@@ -30,6 +30,9 @@ Steps (each one a row, triton:<name>; measured figures: results/<gpu>/layernorm.
               statistics loaded a row ahead, its dx written one row late (v11's rows ahead left out)
   v13 lean_ahead  + v12 with fp16/bf16 rows' loads two rows ahead, the late row kept as loaded (16-bit x and dy)
               and its x̂ and w·dy computed again for its dx
+  v14 exchange_forward  + forward rows past 16K split over programs as v10 splits the backward's, read once, each
+              part publishing its Σx and squares about its own mean, each row's y written one row late, every
+              row's loads two rows ahead (the backward is v13's)
 
 As in cuda_src/layernorm.cu, each step takes the rows it adds a path for and hands every other shape to the step
 before, so each row runs every shape (rows longer than v2 holds go to v1, whose tiles take any N).
@@ -891,19 +894,28 @@ def lean_gather(got_a, got_b, TWO: tl.constexpr):
 
 
 @triton.jit
+def gathered(got_a, got_b, words, present, TWO: tl.constexpr):
+    """(first sum, second sum, the first sum's words as last read) of a row over all the programs sharing it, from
+    its words as read_slots read them, read again until every program has published its part: the check and the
+    sums in one reduction a read (lean_gather); without TWO the second sum is the first's."""
+    published, a, b = lean_gather(got_a, got_b, TWO)
+    while published == 0:
+        got_a = tl.load(words, mask=present, other=PUBLISHED, volatile=True)
+        got_b = got_a
+        if TWO:
+            got_b = tl.load(words + 1, mask=present, other=PUBLISHED, volatile=True)
+        published, a, b = lean_gather(got_a, got_b, TWO)
+    return a, b, got_a
+
+
+@triton.jit
 def gather_sums(got_a, got_b, words, present, TWO: tl.constexpr, LEAN: tl.constexpr):
     """A row's two sums (TWO; else the first, twice) over all the programs sharing it, from its words as read_slots
     read them, read again until every program has published its part: a check of the flags (64-bit words), then
     each sum, or (LEAN, v12) the check and the sums in one reduction. (Triton 3.8 fails to compile a kernel that
     reads the second words in this loop and leaves their sum unused: hence TWO.)"""
     if LEAN:
-        published, a, b = lean_gather(got_a, got_b, TWO)
-        while published == 0:
-            got_a = tl.load(words, mask=present, other=PUBLISHED, volatile=True)
-            got_b = got_a
-            if TWO:
-                got_b = tl.load(words + 1, mask=present, other=PUBLISHED, volatile=True)
-            published, a, b = lean_gather(got_a, got_b, TWO)
+        a, b, _ = gathered(got_a, got_b, words, present, TWO)
     elif TWO:
         while tl.minimum(tl.min(got_a >> 32, axis=0), tl.min(got_b >> 32, axis=0)) == 0:
             got_a = tl.load(words, mask=present, other=PUBLISHED, volatile=True)
@@ -1044,12 +1056,12 @@ def layernorm_exchange_backward_kernel(dy_ptr, x_ptr, w_ptr, mean_ptr, rstd_ptr,
     tl.store(db_part_ptr + g * n + cols, db, mask=mask)
 
 
-def exchange_programs(x: torch.Tensor) -> tuple[int, int, int] | None:
-    """(parts a row, groups of rows, rows a group) of an exchange backward of x, or None where v10 does not take x:
-    rows of EXCHANGE_AFTER_COLS or fewer, rows longer than the resident programs cover, or, under Triton's
-    interpreter, rows that more than one program shares."""
+def exchange_programs(x: torch.Tensor, after_cols: int | None = None) -> tuple[int, int, int] | None:
+    """(parts a row, groups of rows, rows a group) of an exchange kernel over x, or None where it does not take x:
+    rows of `after_cols` (default EXCHANGE_AFTER_COLS, the backward's) or fewer, rows longer than the resident
+    programs cover, or, under Triton's interpreter, rows that more than one program shares."""
     m, n = x.shape
-    if n <= EXCHANGE_AFTER_COLS or not m:
+    if n <= (EXCHANGE_AFTER_COLS if after_cols is None else after_cols) or not m:
         return None
     parts = triton_src.cdiv(n, EXCHANGE_COLS)
     resident = EXCHANGE_PROGRAMS_PER_SM * sm_count(x.device)
@@ -1193,5 +1205,121 @@ def lean_ahead(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor):
 
 @backward("lean_ahead")
 def lean_ahead_backward(dy, x, weight, bias, mean, rstd):
+    _check(x, weight, ("bias", bias), grad=dy)
+    return _exchange_backward(dy, x, weight, bias, mean, rstd, triton_src.launcher, **lean_ahead_meta(x))
+
+
+# ---- exchange_forward: the forward's long rows split over programs that pass their sums to each other. -----------
+# The forward's rows past 16K wait on one program each: v2 holds rows of up to 32K whole in its registers, with
+# nothing in flight while it reduces, and v9 reads longer ones twice, the second time from L2. v14 takes them as v10
+# takes the backward's, read once: a row split over `parts` programs of EXCHANGE_COLS columns, a group of them taking
+# a contiguous run of rows, each its columns of every row, its partners' sums read from the row's slots. A part
+# publishes two sums of its columns: Σx and the squares about its own mean, not Σx² (Σx² less (Σx)²/N cancels in
+# rows far from zero); the row's squares about its mean are the parts' squares plus each part's count times its
+# mean's distance from the row's, squared (v9's merge of its lanes). A row's y is written one row late from its x
+# kept as loaded, so a program's partners have published the sums it reads a row before it reads them (v12's lag,
+# v13's kept row), and every row's loads are issued two rows ahead: without the backward's dy and gradient sums a
+# program has the registers for two rows of x in flight in fp32 too. Everything else (groups, slots, cooperative
+# launch, columns, warps and programs an SM) is v10's; the backward is v13's.
+FORWARD_EXCHANGE_AFTER_COLS = 16384
+FORWARD_EXCHANGE_AHEAD = 2
+
+
+@triton.jit
+def row_ahead(x_ptr, n, cols, mask, row, last, x_1, x_2, AHEAD: tl.constexpr):
+    """A row's x as loaded, from the loads in flight, and the loads then in flight: row + 1 (x_1) and, with
+    AHEAD = 2, row + 2 (x_2), each issued AHEAD rows before its row; rows past the group's last are masked off."""
+    x = x_1
+    if AHEAD == 2:
+        x_1 = x_2
+        x_2 = tl.load(x_ptr + (row + 2) * n + cols, mask=mask & (row + 2 < last), other=0.0)
+    else:
+        x_1 = tl.load(x_ptr + (row + 1) * n + cols, mask=mask & (row + 1 < last), other=0.0)
+    return x, x_1, x_2
+
+
+@triton.jit
+def first_x_rows(x_ptr, n, cols, mask, first, last):
+    """The loads of a group's first two rows of x (the second's used only two rows ahead), masked off past its
+    last."""
+    x_1 = tl.load(x_ptr + first * n + cols, mask=mask & (first < last), other=0.0)
+    x_2 = tl.load(x_ptr + (first + 1) * n + cols, mask=mask & (first + 1 < last), other=0.0)
+    return x_1, x_2
+
+
+@triton.jit
+def part_moments(x, mask, count):
+    """(Σx, Σ(x - the part's mean)²) over a program's part of a row, `count` columns (x zero off the mask)."""
+    s = tl.sum(x, axis=0)
+    centered = tl.where(mask, x - s / count, 0.0)
+    return s, tl.sum(centered * centered, axis=0)
+
+
+@triton.jit
+def row_moments(got_a, got_b, words, present, n, BLOCK: tl.constexpr, SLOTS: tl.constexpr):
+    """A row's mean and Σ(x - mean)² from its parts' (Σx, squares about the part's mean) as read_slots read them,
+    read again until every part has published (gathered)."""
+    s, squares, got_a = gathered(got_a, got_b, words, present, True)
+    mean = s / n
+    count = tl.minimum(tl.maximum(n - tl.arange(0, SLOTS // 2) * BLOCK, 0), BLOCK).to(tl.float32)  # 0: no part
+    apart = tl.where(count > 0, word_sums(got_a) / tl.maximum(count, 1.0) - mean, 0.0)
+    return mean, squares + tl.sum(count * apart * apart, axis=0)
+
+
+@triton.jit
+def layernorm_exchange_forward_kernel(x_ptr, w_ptr, b_ptr, y_ptr, mean_ptr, rstd_ptr, slots_ptr, m, n, eps, parts,
+                                      rows_per_group, BLOCK: tl.constexpr, SLOTS: tl.constexpr,
+                                      AHEAD: tl.constexpr):
+    _, part, w, cols, mask, first, last = exchange_part(w_ptr, m, n, parts, rows_per_group, BLOCK)
+    b = load_tile(b_ptr, 0, n, part * BLOCK, BLOCK)[0]
+    count = tl.minimum(n - part * BLOCK, BLOCK).to(tl.float32)  # this part's columns
+    x_1, x_2 = first_x_rows(x_ptr, n, cols, mask, first, last)
+    x_late = x_1  # the row before, as loaded, for its y
+    for row in range(first, last + 1):  # the last turn writes the last row's y only
+        late = row - 1
+        got_a, got_b, words, present = read_slots(slots_ptr, late, parts, late >= first, SLOTS, True)  # in flight
+        x, x_1, x_2 = row_ahead(x_ptr, n, cols, mask, row, last, x_1, x_2, AHEAD)
+        if row < last:
+            s, squares = part_moments(x.to(tl.float32), mask, count)
+            publish_sums(slots_ptr, row, part, parts, s, squares, True)
+        if late >= first:
+            mean, squares = row_moments(got_a, got_b, words, present, n, BLOCK, SLOTS)
+            rstd = 1.0 / tl.sqrt(squares / n + eps)
+            y = (x_late.to(tl.float32) - mean) * rstd * w + b
+            tl.store(y_ptr + late * n + cols, y.to(y_ptr.dtype.element_ty), mask=mask)
+            if part == 0:
+                tl.store(mean_ptr + late, mean)
+                tl.store(rstd_ptr + late, rstd)
+        x_late = x
+
+
+def exchange_forward_meta(parts: int) -> dict:
+    """The launch parameters of v14's forward kernel (either norm's) for rows of `parts` parts."""
+    return dict(BLOCK=EXCHANGE_COLS, SLOTS=exchange_slot_words(parts), AHEAD=FORWARD_EXCHANGE_AHEAD,
+                **EXCHANGE_LAUNCH)
+
+
+def _exchange_forward(x, weight, bias, via=as_written):
+    programs = exchange_programs(x, FORWARD_EXCHANGE_AFTER_COLS)
+    if programs is None:
+        return _reread(x, weight, bias, via, layernorm_tile_ahead_kernel)
+    parts, groups, rows_per_group = programs
+    m, n = x.shape
+    y = torch.empty_like(x)
+    mean, rstd = row_statistics(m, x.device, 2)
+    via(layernorm_exchange_forward_kernel)[(groups * parts,)](
+        x, weight, bias, y, mean, rstd, exchange_slots(m, parts, x.device), m, n, EPS, parts, rows_per_group,
+        **exchange_forward_meta(parts))
+    return y, mean, rstd
+
+
+@variant("exchange_forward")
+def exchange_forward(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor):
+    _check(x, weight, ("bias", bias))
+    return _exchange_forward(x, weight, bias, triton_src.launcher)
+
+
+@backward("exchange_forward")
+def exchange_forward_backward(dy, x, weight, bias, mean, rstd):
     _check(x, weight, ("bias", bias), grad=dy)
     return _exchange_backward(dy, x, weight, bias, mean, rstd, triton_src.launcher, **lean_ahead_meta(x))

@@ -26,6 +26,9 @@ Steps (each one a row, triton:<name>; measured figures: results/<gpu>/rmsnorm.md
               across the program, each row's rstd loaded a row ahead and its dx written one row late
               (layernorm.py's v12; v10's rows ahead left out)
   v12 lean_ahead  + v11 with fp16/bf16 rows' loads two rows ahead, the late row kept as loaded (layernorm.py's v13)
+  v13 exchange_forward  + forward rows past 16K split over programs as v9 splits the backward's, read once, each
+              row's y written one row late, every row's loads two rows ahead (layernorm.py's v14; the backward is
+              v12's)
 
 triton_src/layernorm.py without the mean and the bias: one statistic per row, so v1's forward reads the row twice,
 not three times, and the backward reduces one gradient across rows, not two. What the two files share is
@@ -42,13 +45,14 @@ import triton_src
 from compare.spec import backward, variant
 from compare.validate import InputError, check_inputs
 from triton_src import as_written
-from triton_src.layernorm import (MAX_FUSED_BACKWARD_COLS, MAX_FUSED_COLS, MAX_PREFETCH_COLS, PREFETCH_VALUES,
-                                  REREAD_AFTER_COLS, REREAD_CONFIGS, SPLIT_AFTER_COLS, SPLIT_COLS, SPLIT_WARPS,
-                                  WARP_CONFIGS, exchange_meta, exchange_part, exchange_programs, exchange_rows_ahead,
-                                  exchange_slots, first_rows, fused_backward_programs, fused_tile, gather_sums, lagged,
-                                  lean_ahead_meta, load_tile, load_tile_ahead, load_tile_hinted, partial_sums,
-                                  publish_sums, read_slots, recomputed, reread_tile_start, row_statistic, rows_ahead,
-                                  sm_count, split_programs, sum_partials, warps_worth_trying)
+from triton_src.layernorm import (FORWARD_EXCHANGE_AFTER_COLS, MAX_FUSED_BACKWARD_COLS, MAX_FUSED_COLS,
+                                  MAX_PREFETCH_COLS, PREFETCH_VALUES, REREAD_AFTER_COLS, REREAD_CONFIGS,
+                                  SPLIT_AFTER_COLS, SPLIT_COLS, SPLIT_WARPS, WARP_CONFIGS, exchange_forward_meta,
+                                  exchange_meta, exchange_part, exchange_programs, exchange_rows_ahead, exchange_slots,
+                                  first_rows, first_x_rows, fused_backward_programs, fused_tile, gather_sums, gathered,
+                                  lagged, lean_ahead_meta, load_tile, load_tile_ahead, load_tile_hinted, partial_sums,
+                                  publish_sums, read_slots, recomputed, reread_tile_start, row_ahead, row_statistic,
+                                  rows_ahead, sm_count, split_programs, sum_partials, warps_worth_trying)
 
 EPS = 1e-6  # the spec's (specs/rmsnorm.py)
 
@@ -530,5 +534,55 @@ def lean_ahead(x: torch.Tensor, weight: torch.Tensor):
 
 @backward("lean_ahead")
 def lean_ahead_backward(dy, x, weight, rstd):
+    _check(x, weight, grad=dy)
+    return _exchange_backward(dy, x, weight, rstd, triton_src.launcher, **lean_ahead_meta(x))
+
+
+# ---- exchange_forward: the forward's long rows split over programs that pass their sums to each other -------------
+# (layernorm.py's v14, whose comment says why). One sum a row, Σx², which needs no centring: what the parts publish
+# adds up to the row's.
+@triton.jit
+def rmsnorm_exchange_forward_kernel(x_ptr, w_ptr, y_ptr, rstd_ptr, slots_ptr, m, n, eps, parts, rows_per_group,
+                                    BLOCK: tl.constexpr, SLOTS: tl.constexpr, AHEAD: tl.constexpr):
+    _, part, w, cols, mask, first, last = exchange_part(w_ptr, m, n, parts, rows_per_group, BLOCK)
+    x_1, x_2 = first_x_rows(x_ptr, n, cols, mask, first, last)
+    x_late = x_1  # the row before, as loaded, for its y
+    for row in range(first, last + 1):  # the last turn writes the last row's y only
+        late = row - 1
+        got, _, words, present = read_slots(slots_ptr, late, parts, late >= first, SLOTS, False)  # in flight
+        x, x_1, x_2 = row_ahead(x_ptr, n, cols, mask, row, last, x_1, x_2, AHEAD)
+        if row < last:  # one sum a row: the first word of its slot
+            squares = tl.sum(x.to(tl.float32) * x.to(tl.float32), axis=0)
+            publish_sums(slots_ptr, row, part, parts, squares, squares, False)
+        if late >= first:
+            rstd = 1.0 / tl.sqrt(gathered(got, got, words, present, False)[0] / n + eps)
+            tl.store(y_ptr + late * n + cols, (x_late.to(tl.float32) * rstd * w).to(y_ptr.dtype.element_ty),
+                     mask=mask)
+            if part == 0:
+                tl.store(rstd_ptr + late, rstd)
+        x_late = x
+
+
+def _exchange_forward(x, weight, via=as_written):
+    programs = exchange_programs(x, FORWARD_EXCHANGE_AFTER_COLS)
+    if programs is None:
+        return _reread(x, weight, via, rmsnorm_tile_ahead_kernel)
+    parts, groups, rows_per_group = programs
+    m, n = x.shape
+    y, rstd = torch.empty_like(x), torch.empty(m, device=x.device, dtype=torch.float32)
+    via(rmsnorm_exchange_forward_kernel)[(groups * parts,)](
+        x, weight, y, rstd, exchange_slots(m, parts, x.device), m, n, EPS, parts, rows_per_group,
+        **exchange_forward_meta(parts))
+    return y, rstd
+
+
+@variant("exchange_forward")
+def exchange_forward(x: torch.Tensor, weight: torch.Tensor):
+    _check(x, weight)
+    return _exchange_forward(x, weight, triton_src.launcher)
+
+
+@backward("exchange_forward")
+def exchange_forward_backward(dy, x, weight, rstd):
     _check(x, weight, grad=dy)
     return _exchange_backward(dy, x, weight, rstd, triton_src.launcher, **lean_ahead_meta(x))
