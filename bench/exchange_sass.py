@@ -2,12 +2,12 @@
 
     python bench/exchange_sass.py --dtype bf16 fp32
 
-The backward's exchange steps (triton_src/layernorm.py: v10 exchange, v11 exchange_ahead, v12 lean_exchange, and
-RMSNorm's v9-v11) run one loop turn per row of their group. This compiles each step's kernel with the installed
-Triton for sm_90 (no GPU needed: triton.compile on the kernel's source, with the launch parameters the step uses for
-rows of --parts parts and the 16-byte alignment and divisibility a real launch at the bench shapes has), has ptxas
-say its registers and spills, disassembles it (nvdisasm, shipped with Triton) and counts the instructions of the row
-loop's body, apart from the loop that waits for the partners' sums (taken only when a part is not yet published):
+The exchange steps (triton_src/layernorm.py: the backward's v10 exchange, v11 exchange_ahead, v12 lean_exchange,
+v13 lean_ahead, the forward's v14 exchange_forward, and RMSNorm's v9-v13) run one loop turn per row of their group.
+This compiles each step's kernel with the installed Triton for sm_90 (no GPU needed: triton.compile on the kernel's
+source, with the launch parameters the step uses for rows of --parts parts and the 16-byte alignment and
+divisibility a real launch at the bench shapes has), has ptxas say its registers and spills, disassembles it
+(nvdisasm, shipped with Triton) and counts the instructions of the row loop's body, apart from the loop that waits for the partners' sums (taken only when a part is not yet published):
 in all, and the kinds that carry each row's fixed work (shuffles and barriers of the reductions across the program,
 shared-memory rounds, local-memory spills, the compares and selects of the 64-bit flags).
 
@@ -46,29 +46,32 @@ STEP_LAUNCH = {"exchange": lambda x: dict(ahead=1, lean=False),
                "lean_ahead": layernorm.lean_ahead_meta}
 KERNELS = {"layernorm": layernorm.layernorm_exchange_backward_kernel,
            "rmsnorm": rmsnorm.rmsnorm_exchange_backward_kernel}
+# The forward's exchange step (layernorm.py's v14, RMSNorm's v13), launched as exchange_forward_meta says.
+FORWARD_KERNELS = {"layernorm": layernorm.layernorm_exchange_forward_kernel,
+                   "rmsnorm": rmsnorm.rmsnorm_exchange_forward_kernel}
 TORCH_DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
 
 
 def signature(kernel, dtype: str) -> dict[str, str]:
-    """The kernel's parameters' types at a launch on `dtype` rows: x, dy, w and dx in it, statistics and partial
-    rows fp32, the slots 64-bit words, integers 32-bit, the rest constexpr."""
+    """The kernel's parameters' types at a launch on `dtype` rows: x, dy, w, b, dx and y in it, statistics and
+    partial rows fp32, the slots 64-bit words, eps fp32, integers 32-bit, the rest constexpr."""
     types = {"slots_ptr": "*i64", "mean_ptr": "*fp32", "rstd_ptr": "*fp32", "dw_part_ptr": "*fp32",
-             "db_part_ptr": "*fp32"}
+             "db_part_ptr": "*fp32", "eps": "fp32"}
     sig = {}
     for name in kernel.arg_names:
         if name.isupper():
             sig[name] = "constexpr"
-        elif name.endswith("_ptr"):
+        elif name in types or name.endswith("_ptr"):
             sig[name] = types.get(name, f"*{dtype}")
         else:
             sig[name] = "i32"
     return sig
 
 
-def compile_step(kernel, dtype: str, parts: int, step: dict, out: Path) -> tuple[str, Path]:
-    """(ptxas -v's report, the cubin) of the kernel as the step (exchange_meta's arguments but the parts) launches
-    it for rows of `parts` parts."""
-    meta = layernorm.exchange_meta(parts, **step)
+def compile_step(kernel, dtype: str, meta: dict, out: Path) -> tuple[str, Path]:
+    """(ptxas -v's report, the cubin) of the kernel launched with `meta` (exchange_meta's or
+    exchange_forward_meta's)."""
+    meta = dict(meta)
     options = {"num_warps": meta.pop("num_warps"), "maxnreg": meta.pop("maxnreg")}
     meta.pop("launch_cooperative_grid")
     sig = signature(kernel, dtype)
@@ -123,21 +126,24 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--parts", type=int, default=8, help="programs a row (8: rows of 16K at 2048 columns a part)")
     opts = p.parse_args(argv)
     print(f"triton {triton.__version__}, sm_90, rows of {opts.parts} parts; the row loop's body, the waits apart")
-    header = f"{'norm':10} {'step':15} {'dtype':5} {'registers and spills (ptxas -v)':58} {'a row':>5}"
+    header = f"{'norm':10} {'step':16} {'dtype':5} {'registers and spills (ptxas -v)':58} {'a row':>5}"
     print(header + "".join(f" {kind:>5}" for kind in KINDS))
     with tempfile.TemporaryDirectory() as tmp:
         for dtype in opts.dtype:
-            for norm, kernel in KERNELS.items():
-                for step, launch in STEP_LAUNCH.items():
-                    chosen = launch(torch.empty(0, dtype=TORCH_DTYPES[dtype]))
-                    report, cubin = compile_step(kernel, dtype, opts.parts, chosen, Path(tmp) / f"{norm}-{step}")
-                    used = re.search(r"Used (\d+) registers", report).group(1)
-                    spills = re.search(r"(\d+) bytes spill stores, (\d+) bytes spill loads", report)
-                    body, _ = row_loop(cubin)
-                    counts = collections.Counter(opcode(i) for i in body)
-                    where = f"{used} registers, spills {spills.group(1)} B stored / {spills.group(2)} B loaded"
-                    print(f"{norm:10} {step:15} {dtype:5} {where:58} {len(body):5}"
-                          + "".join(f" {counts.get(kind, 0):5}" for kind in KINDS))
+            steps = [(norm, step, kernel, layernorm.exchange_meta(opts.parts,
+                                                                  **launch(torch.empty(0, dtype=TORCH_DTYPES[dtype]))))
+                     for norm, kernel in KERNELS.items() for step, launch in STEP_LAUNCH.items()]
+            steps += [(norm, "exchange_forward", kernel, layernorm.exchange_forward_meta(opts.parts))
+                      for norm, kernel in FORWARD_KERNELS.items()]
+            for norm, step, kernel, meta in steps:
+                report, cubin = compile_step(kernel, dtype, meta, Path(tmp) / f"{norm}-{step}")
+                used = re.search(r"Used (\d+) registers", report).group(1)
+                spills = re.search(r"(\d+) bytes spill stores, (\d+) bytes spill loads", report)
+                body, _ = row_loop(cubin)
+                counts = collections.Counter(opcode(i) for i in body)
+                where = f"{used} registers, spills {spills.group(1)} B stored / {spills.group(2)} B loaded"
+                print(f"{norm:10} {step:16} {dtype:5} {where:58} {len(body):5}"
+                      + "".join(f" {counts.get(kind, 0):5}" for kind in KINDS))
     return 0
 
 

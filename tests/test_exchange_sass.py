@@ -54,3 +54,16 @@ def test_the_lean_ahead_step_keeps_a_second_row_in_flight_without_a_spill(rows):
         assert ahead["STL"] == 0 and ahead["LDL"] == 0, (norm, ahead)
         assert ahead["SHFL"] == lean["SHFL"] and ahead["BAR"] == lean["BAR"], (norm, ahead, lean)
         assert rows[norm, "lean_ahead", "fp32"] == rows[norm, "lean_exchange", "fp32"]
+
+
+@pytest.mark.slow
+def test_the_exchange_forward_step_compiles_for_hopper_without_a_spill(rows):
+    """exchange_forward (triton_src/layernorm.py, v14): the interpreter runs its rows of one program only, and
+    takes code the compiler refuses (a loop-carried name that changes type did); here both norms' kernels compile
+    for sm_90 in both dtypes, two rows of x in flight and one kept with nothing spilled, RMSNorm's row with fewer
+    reductions across the program than LayerNorm's (one sum, not two merged)."""
+    for dtype in ("bf16", "fp32"):
+        for norm in ("layernorm", "rmsnorm"):
+            row = rows[norm, "exchange_forward", dtype]
+            assert row["STL"] == 0 and row["LDL"] == 0, (norm, dtype, row)
+        assert rows["rmsnorm", "exchange_forward", dtype]["SHFL"] < rows["layernorm", "exchange_forward", dtype]["SHFL"]

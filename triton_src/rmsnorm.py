@@ -549,13 +549,13 @@ def rmsnorm_exchange_forward_kernel(x_ptr, w_ptr, y_ptr, rstd_ptr, slots_ptr, m,
     x_late = x_1  # the row before, as loaded, for its y
     for row in range(first, last + 1):  # the last turn writes the last row's y only
         late = row - 1
-        got, _, words, present = read_slots(slots_ptr, late, parts, late >= first, SLOTS, False)  # in flight
+        got_a, got_b, words, present = read_slots(slots_ptr, late, parts, late >= first, SLOTS, False)  # in flight
         x, x_1, x_2 = row_ahead(x_ptr, n, cols, mask, row, last, x_1, x_2, AHEAD)
         if row < last:  # one sum a row: the first word of its slot
             squares = tl.sum(x.to(tl.float32) * x.to(tl.float32), axis=0)
             publish_sums(slots_ptr, row, part, parts, squares, squares, False)
         if late >= first:
-            rstd = 1.0 / tl.sqrt(gathered(got, got, words, present, False)[0] / n + eps)
+            rstd = 1.0 / tl.sqrt(gathered(got_a, got_b, words, present, False)[0] / n + eps)
             tl.store(y_ptr + late * n + cols, (x_late.to(tl.float32) * rstd * w).to(y_ptr.dtype.element_ty),
                      mask=mask)
             if part == 0:
