@@ -19,8 +19,8 @@ import warnings
 
 import torch
 
-NOISY_IQR_FRACTION = 0.10
-MIN_SAMPLES = 10  # timed calls per timing, however long one call takes (compare.schedule.MIN_SAMPLES)  # a timing whose IQR exceeds this fraction of its median is flagged
+NOISY_IQR_FRACTION = 0.10  # a timing whose IQR exceeds this fraction of its median is flagged
+MIN_SAMPLES = 10  # timed calls per timing, however long one call takes (compare.schedule.MIN_SAMPLES)
 # Host time per call is measured for timings shorter than this; a Python call's overhead (tens of microseconds)
 # cannot bind a call that keeps the GPU busy for longer.
 HOST_CHECK_BELOW_MS = 1.0
