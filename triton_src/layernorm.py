@@ -1023,7 +1023,12 @@ def layernorm_exchange_backward_kernel(dy_ptr, x_ptr, w_ptr, mean_ptr, rstd_ptr,
     # x̂, w·dy and rstd of the rows one and two before, kept for their dx (with LAG 1 the second pair goes unused)
     xhat_1, wdy_1, rstd_1 = tl.zeros([BLOCK], dtype=tl.float32), tl.zeros([BLOCK], dtype=tl.float32), 0.0
     xhat_2, wdy_2, rstd_2 = tl.zeros([BLOCK], dtype=tl.float32), tl.zeros([BLOCK], dtype=tl.float32), 0.0
-    x_in_1, dy_in_1, mean_1 = x_1, dy_1, 0.0  # (AS_LOADED, LAG 1) the row before as loaded, and its mean
+    # (AS_LOADED, LAG 1) the row before as loaded, and its mean; zeros to start with, never x_1 and dy_1 themselves:
+    # Triton's front end finds the names a loop carries by running its body once and keeping those whose value is no
+    # longer the one they entered with, and a name entering as x_1 ends that run as x_1's entering value (x_in), so
+    # it is taken as unchanged and every late row read as the group's first (v13's first GPU run, at 66969b4, wrote
+    # wrong dx from each group's second row on; the interpreter runs the loop as Python and was right)
+    x_in_1, dy_in_1, mean_1 = tl.zeros_like(x_1), tl.zeros_like(dy_1), 0.0
     for row in range(first, last + LAG):  # the last turns write the last rows' dx only
         late = row - LAG
         got_a, got_b, words, present = read_slots(slots_ptr, late, parts, late >= first, SLOTS, True)  # in flight
@@ -1274,7 +1279,7 @@ def layernorm_exchange_forward_kernel(x_ptr, w_ptr, b_ptr, y_ptr, mean_ptr, rstd
     b = load_tile(b_ptr, 0, n, part * BLOCK, BLOCK)[0]
     count = tl.minimum(n - part * BLOCK, BLOCK).to(tl.float32)  # this part's columns
     x_1, x_2 = first_x_rows(x_ptr, n, cols, mask, first, last)
-    x_late = x_1  # the row before, as loaded, for its y
+    x_late = tl.zeros_like(x_1)  # the row before, as loaded, for its y (not x_1 itself: v13's kernel says why)
     for row in range(first, last + 1):  # the last turn writes the last row's y only
         late = row - 1
         got_a, got_b, words, present = read_slots(slots_ptr, late, parts, late >= first, SLOTS, True)  # in flight

@@ -440,7 +440,8 @@ def rmsnorm_exchange_backward_kernel(dy_ptr, x_ptr, w_ptr, rstd_ptr, dx_ptr, dw_
     # x̂, w·dy and rstd of the rows one and two before, kept for their dx (with LAG 1 the second pair goes unused)
     xhat_1, wdy_1, rstd_1 = tl.zeros([BLOCK], dtype=tl.float32), tl.zeros([BLOCK], dtype=tl.float32), 0.0
     xhat_2, wdy_2, rstd_2 = tl.zeros([BLOCK], dtype=tl.float32), tl.zeros([BLOCK], dtype=tl.float32), 0.0
-    x_in_1, dy_in_1 = x_1, dy_1  # (AS_LOADED, LAG 1) the row before as loaded
+    # (AS_LOADED, LAG 1) the row before as loaded: zeros to start with (layernorm.py's v13 kernel says why)
+    x_in_1, dy_in_1 = tl.zeros_like(x_1), tl.zeros_like(dy_1)
     for row in range(first, last + LAG):  # the last turns write the last rows' dx only
         late = row - LAG
         got_a, got_b, words, present = read_slots(slots_ptr, late, parts, late >= first, SLOTS, False)  # in flight
@@ -546,7 +547,7 @@ def rmsnorm_exchange_forward_kernel(x_ptr, w_ptr, y_ptr, rstd_ptr, slots_ptr, m,
                                     BLOCK: tl.constexpr, SLOTS: tl.constexpr, AHEAD: tl.constexpr):
     _, part, w, cols, mask, first, last = exchange_part(w_ptr, m, n, parts, rows_per_group, BLOCK)
     x_1, x_2 = first_x_rows(x_ptr, n, cols, mask, first, last)
-    x_late = x_1  # the row before, as loaded, for its y
+    x_late = tl.zeros_like(x_1)  # the row before, as loaded, for its y (layernorm.py's v13 kernel: not x_1)
     for row in range(first, last + 1):  # the last turn writes the last row's y only
         late = row - 1
         got_a, got_b, words, present = read_slots(slots_ptr, late, parts, late >= first, SLOTS, False)  # in flight
