@@ -48,8 +48,13 @@ FORWARD_STEP = "triton:exchange_forward"  # the row whose seeds and checks a for
 OPS = ["layernorm", "rmsnorm", "layernorm-backward", "rmsnorm-backward"]
 
 
+def forward_op(op) -> bool:
+    """Whether the op is a norm's forward pass (layernorm, rmsnorm), whose config rows try the forward's kernel."""
+    return op.pass_of is not None and op.pass_of[1] == passes.FORWARD
+
+
 def step_of(op) -> str:
-    return FORWARD_STEP if op.pass_of is None else STEP
+    return FORWARD_STEP if forward_op(op) else STEP
 
 
 def parse_config(text: str) -> dict:
@@ -92,8 +97,8 @@ def config_row(op, config: dict):
     """The callable the harness would check and time for a row whose backward is the exchange kernel launched as
     the config says (its forward the step's); for a forward op, the forward's exchange kernel so launched."""
     norm = importlib.import_module(f"triton_src.{discover.base_name(op.name)}")
-    if op.pass_of is None:
-        return functools.partial(norm._exchange_forward, via=triton_src.launcher)
+    if forward_op(op):
+        return passes.row(op, functools.partial(norm._exchange_forward, via=triton_src.launcher), None)
     forward = discover.triton_function(discover.triton_source(op.name), STEP.split(":")[1])
     backward = functools.partial(norm._exchange_backward, via=triton_src.launcher, ahead=config["ahead"], lean=True,
                                  as_loaded=bool(config["as_loaded"]))
@@ -131,7 +136,7 @@ def run(opts, say, device: torch.device | None = None) -> None:
 
 
 def cell(op, config, dtype, shape, device, l2, copy) -> str:
-    after_cols = layernorm.FORWARD_EXCHANGE_AFTER_COLS if op.pass_of is None else None
+    after_cols = layernorm.FORWARD_EXCHANGE_AFTER_COLS if forward_op(op) else None
     if layernorm.exchange_programs(torch.empty(shape, device=device, dtype=dtype), after_cols) is None:
         return "not an exchange shape (rows this short or this long go to another step)"
     fn = config_row(op, config)

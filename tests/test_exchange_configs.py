@@ -81,8 +81,20 @@ def test_each_cell_is_checked_then_timed_and_says_so(script, device, monkeypatch
     for op_name in ("layernorm-backward", "rmsnorm-backward"):
         interpreted(script, op_name)
     monkeypatch.setattr(layernorm, "EXCHANGE_AFTER_COLS", 1024)
+    forward_launches = []
+
+    class Recorded:  # a forward exchange kernel whose launches are counted
+        def __init__(self, kernel):
+            self.kernel = kernel
+
+        def __getitem__(self, grid):
+            forward_launches.append(self.kernel.__name__)
+            return self.kernel[grid]
+
     for norm in (layernorm, rmsnorm):  # the forward's threshold, as each norm's forward reads it
         monkeypatch.setattr(norm, "FORWARD_EXCHANGE_AFTER_COLS", 1024)
+        name = f"{norm.__name__.split('.')[-1]}_exchange_forward_kernel"
+        monkeypatch.setattr(norm, name, Recorded(getattr(norm, name)))
 
     def stand_in(ms):
         return lambda **k: timing.Timing(k.get("impl", "copy"), k["dtype"], k["shape"], ms, ms, ms, 0, 0, 0.0, 0.0)
@@ -109,3 +121,5 @@ def test_each_cell_is_checked_then_timed_and_says_so(script, device, monkeypatch
     assert sum("0.50 of copy" in line for line in cells) == 8, lines  # 10 µs of copy against 20
     assert sum("not an exchange shape" in line for line in cells) == 8, lines  # N = 900
     assert timed_launches == [(4, 8192), (2, 8192)] * 4
+    # the forward ops' cells ran the forward's exchange kernel, not the tile kernel of the step before
+    assert {"layernorm_exchange_forward_kernel", "rmsnorm_exchange_forward_kernel"} == set(forward_launches)
