@@ -1,4 +1,4 @@
-# torch:compile, float16, 1048576: output code captured from torch.compile (torch 2.11.0+cu130) by `python -m compare gelu`
+# torch:compile, float16, 1048576: output code captured from torch.compile (torch 2.11.0+cu130) by `python -m compare gelu --check-rows 4`
 # AOT ID: ['37_inference']
 from ctypes import c_void_p, c_long, c_int
 import torch
@@ -35,7 +35,7 @@ async_compile = AsyncCompile()
 empty_strided_p2p = torch._C._distributed_c10d._SymmetricMemory.empty_strided_p2p
 
 
-# kernel path: /tmp/tmpr_5szwwa/vh/cvhhka26stqr2hjmvrkrpracsys43snn2stdpxoymk34nmxudbmh.py
+# kernel path: /tmp/tmpceuwhjzs/vh/cvhhka26stqr2hjmvrkrpracsys43snn2stdpxoymk34nmxudbmh.py
 # Topologically Sorted Source Nodes: [gelu], Original ATen: [aten.gelu]
 # Source node to ATen node mapping:
 #   gelu => add, add_1, convert_element_type, convert_element_type_1, mul, mul_1, mul_2, mul_3, mul_4, mul_5, tanh

@@ -1,4 +1,4 @@
-# torch:compile, float32, 1048576: output code captured from torch.compile (torch 2.11.0+cu130) by `python -m compare gelu`
+# torch:compile, float32, 1048576: output code captured from torch.compile (torch 2.11.0+cu130) by `python -m compare gelu --check-rows 4`
 # AOT ID: ['36_inference']
 from ctypes import c_void_p, c_long, c_int
 import torch
@@ -35,7 +35,7 @@ async_compile = AsyncCompile()
 empty_strided_p2p = torch._C._distributed_c10d._SymmetricMemory.empty_strided_p2p
 
 
-# kernel path: /tmp/tmpcxiw7ruf/4p/c4pn43kvyhff3osbvhdhfrwkkpnbephl26m2fnnrsdsw3obfcyyj.py
+# kernel path: /tmp/tmpyo2w_rk_/4p/c4pn43kvyhff3osbvhdhfrwkkpnbephl26m2fnnrsdsw3obfcyyj.py
 # Topologically Sorted Source Nodes: [gelu], Original ATen: [aten.gelu]
 # Source node to ATen node mapping:
 #   gelu => add, add_1, mul, mul_1, mul_2, mul_3, mul_4, mul_5, tanh
