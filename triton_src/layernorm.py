@@ -32,7 +32,7 @@ Steps (each one a row, triton:<name>; measured figures: results/<gpu>/layernorm.
               and its x̂ and w·dy computed again for its dx
   v14 exchange_forward  + forward rows past 16K split over programs as v10 splits the backward's, read once, each
               part publishing its Σx and squares about its own mean, each row's y written one row late, every
-              row's loads two rows ahead (the backward is v13's)
+              row's loads two rows ahead (the backward is v13's; slower than v9: a turn's latency a row)
 
 As in cuda_src/layernorm.cu, each step takes the rows it adds a path for and hands every other shape to the step
 before, so each row runs every shape (rows longer than v2 holds go to v1, whose tiles take any N).
@@ -1195,7 +1195,11 @@ def lean_exchange_backward(dy, x, weight, bias, mean, rstd):
 # second row bought nothing only while v10's fixed work held the row. Two rows ahead beside v12's reductions spill in
 # LayerNorm (bench/exchange_sass.py), so v13 keeps the late row as it was loaded, its 16-bit x and dy (half the
 # registers of v12's fp32 x̂ and w·dy), and computes x̂ and w·dy again for its dx. fp32 rows keep v12's code: there
-# the loaded row takes as many registers as x̂ and w·dy, and v11 found nothing to gain from a second row.
+# the loaded row takes as many registers as x̂ and w·dy, and v11 found nothing to gain from a second row. It bought
+# nothing: its 16-bit rows are a little behind v12's, fp32 level (same code), and LayerNorm's loop with the late row
+# kept still spills a few words a turn (results/nvidia-h100-80gb-hbm3/norm-backward-lean-ahead/, at f586a89; the
+# README there also tells of its first GPU run, whose late row the compiler dropped). The bytes in flight are not
+# what holds the exchange's rows; v14's comment says what its turns' times point to.
 def lean_ahead_meta(x: torch.Tensor) -> dict:
     """v13's choices for x's rows (either norm's): 16-bit rows two rows ahead and kept as loaded; fp32 v12's."""
     two_ahead = exchange_rows_ahead(x) == 2
@@ -1226,6 +1230,14 @@ def lean_ahead_backward(dy, x, weight, bias, mean, rstd):
 # v13's kept row), and every row's loads are issued two rows ahead: without the backward's dy and gradient sums a
 # program has the registers for two rows of x in flight in fp32 too. Everything else (groups, slots, cooperative
 # launch, columns, warps and programs an SM) is v10's; the backward is v13's.
+# It is behind v9 in every cell it takes, most in 16-bit rows (results/nvidia-h100-80gb-hbm3/norm-forward-exchange/,
+# at 6e17942): a loop turn, one row, takes about as long as a backward turn of v12 for a loop of about as many
+# instructions (bench/exchange_sass.py) and far fewer bytes. What sets a turn's time is its chain of reductions
+# across the program and the partners' sums read through L2, with two programs an SM to overlap them, not the row's
+# bytes; fewer, longer turns (more columns a program, one program an SM) did not pay in the backward either
+# (results/nvidia-h100-80gb-hbm3/norm-exchange-configs/). Kept as a row for that lesson: splitting a row over
+# programs that wait on each other through L2 costs a turn's latency a row, which the forward's light rows do not
+# repay (the backward's, with a second read to save against v4, do in fp32: v10's comment).
 FORWARD_EXCHANGE_AFTER_COLS = 16384
 FORWARD_EXCHANGE_AHEAD = 2
 

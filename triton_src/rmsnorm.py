@@ -28,7 +28,7 @@ Steps (each one a row, triton:<name>; measured figures: results/<gpu>/rmsnorm.md
   v12 lean_ahead  + v11 with fp16/bf16 rows' loads two rows ahead, the late row kept as loaded (layernorm.py's v13)
   v13 exchange_forward  + forward rows past 16K split over programs as v9 splits the backward's, read once, each
               row's y written one row late, every row's loads two rows ahead (layernorm.py's v14; the backward is
-              v12's)
+              v12's; slower than v8)
 
 triton_src/layernorm.py without the mean and the bias: one statistic per row, so v1's forward reads the row twice,
 not three times, and the backward reduces one gradient across rows, not two. What the two files share is
@@ -540,8 +540,8 @@ def lean_ahead_backward(dy, x, weight, rstd):
 
 
 # ---- exchange_forward: the forward's long rows split over programs that pass their sums to each other -------------
-# (layernorm.py's v14, whose comment says why). One sum a row, Σx², which needs no centring: what the parts publish
-# adds up to the row's.
+# (layernorm.py's v14, whose comment says why, and why it is slower than v8). One sum a row, Σx², which needs no
+# centring: what the parts publish adds up to the row's.
 @triton.jit
 def rmsnorm_exchange_forward_kernel(x_ptr, w_ptr, y_ptr, rstd_ptr, slots_ptr, m, n, eps, parts, rows_per_group,
                                     BLOCK: tl.constexpr, SLOTS: tl.constexpr, AHEAD: tl.constexpr):
