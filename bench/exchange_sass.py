@@ -7,9 +7,10 @@ v13 lean_ahead, the forward's v14 exchange_forward, and RMSNorm's v9-v13) run on
 This compiles each step's kernel with the installed Triton for sm_90 (no GPU needed: triton.compile on the kernel's
 source, with the launch parameters the step uses for rows of --parts parts and the 16-byte alignment and
 divisibility a real launch at the bench shapes has), has ptxas say its registers and spills, disassembles it
-(nvdisasm, shipped with Triton) and counts the instructions of the row loop's body, apart from the loop that waits for the partners' sums (taken only when a part is not yet published):
-in all, and the kinds that carry each row's fixed work (shuffles and barriers of the reductions across the program,
-shared-memory rounds, local-memory spills, the compares and selects of the 64-bit flags).
+(nvdisasm, shipped with Triton) and counts the instructions of the row loop's body, apart from the loop that waits
+for the partners' sums (taken only when a part is not yet published): in all, and the kinds that carry each row's
+fixed work (shuffles and barriers of the reductions across the program, shared-memory rounds, local-memory spills,
+the compares and selects of the 64-bit flags).
 
 Static counts of one Triton version's code, not of the GPU image's (Triton 3.6 there) nor a timing: a guide to what
 a step changes, to be measured by `python -m compare`.
