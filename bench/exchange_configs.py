@@ -9,7 +9,8 @@ The exchange steps (triton_src/layernorm.py v10-v14, triton_src/rmsnorm.py v9-v1
 EXCHANGE_COLS columns, EXCHANGE_WARPS warps and EXCHANGE_PROGRAMS_PER_SM programs an SM, chosen once among a few;
 v13 adds rows ahead and the late row kept as loaded. The backward ops (layernorm-backward, rmsnorm-backward) try the
 backward's kernel (v13's), the forward ops (layernorm, rmsnorm) the forward's (v14's, which always keeps its late
-row as loaded: `as_loaded` has no say there). A config here sets those for the length of its cells:
+row as loaded: `as_loaded` has no say there, and whose rows' y can be written `lag` rows late, 1 as shipped or 2;
+the backward's lag is v12's one row). A config here sets those for the length of its cells:
 `cols` (columns a program's part of a row), `warps`, `per_sm` (programs an SM: the registers are capped to fit, and
 the cooperative launch is refused where they do not), `ahead` (rows a program's loads run ahead, 1 or 2),
 `as_loaded` (1: the late row kept as its loaded x and dy, v13's), always with v12's reductions (lean). Each cell is
@@ -40,9 +41,9 @@ import triton_src  # noqa: E402
 from compare import caches, check, cli, discover, env, passes, report, schedule, timing  # noqa: E402
 from triton_src import layernorm  # noqa: E402
 
-KEYS = {"cols": int, "warps": int, "per_sm": int, "ahead": int, "as_loaded": int}
+KEYS = {"cols": int, "warps": int, "per_sm": int, "ahead": int, "as_loaded": int, "lag": int}
 DEFAULTS = dict(cols=layernorm.EXCHANGE_COLS, warps=layernorm.EXCHANGE_WARPS,
-                per_sm=layernorm.EXCHANGE_PROGRAMS_PER_SM, ahead=1, as_loaded=0)
+                per_sm=layernorm.EXCHANGE_PROGRAMS_PER_SM, ahead=1, as_loaded=0, lag=layernorm.FORWARD_EXCHANGE_LAG)
 STEP = "triton:lean_ahead"  # the row whose forward, seeds and checks a backward op's config borrows
 FORWARD_STEP = "triton:exchange_forward"  # the row whose seeds and checks a forward op's config borrows
 OPS = ["layernorm", "rmsnorm", "layernorm-backward", "rmsnorm-backward"]
@@ -68,6 +69,8 @@ def parse_config(text: str) -> dict:
         config[key] = KEYS[key](value)
     if config["ahead"] not in (1, 2):
         raise argparse.ArgumentTypeError(f"{text!r}: ahead is 1 or 2 (rows a program's loads run ahead)")
+    if config["lag"] not in (1, 2):
+        raise argparse.ArgumentTypeError(f"{text!r}: lag is 1 or 2 (rows between a row's sums and its y)")
     if config["cols"] & (config["cols"] - 1) or config["cols"] < 32 * config["warps"]:
         raise argparse.ArgumentTypeError(f"{text!r}: cols must be a power of two, at least 32 x warps")
     return config
@@ -81,10 +84,12 @@ def label(config: dict) -> str:
 def launched_as(config: dict):
     """layernorm's exchange constants set to the config's while its cells run (both norms' launches read them from
     there: exchange_programs, exchange_slot_words, exchange_meta), put back after."""
-    names = ("EXCHANGE_COLS", "EXCHANGE_WARPS", "EXCHANGE_PROGRAMS_PER_SM", "EXCHANGE_LAUNCH", "FORWARD_EXCHANGE_AHEAD")
+    names = ("EXCHANGE_COLS", "EXCHANGE_WARPS", "EXCHANGE_PROGRAMS_PER_SM", "EXCHANGE_LAUNCH",
+             "FORWARD_EXCHANGE_AHEAD", "FORWARD_EXCHANGE_LAG")
     saved = {name: getattr(layernorm, name) for name in names}
     layernorm.EXCHANGE_COLS, layernorm.EXCHANGE_WARPS = config["cols"], config["warps"]
     layernorm.EXCHANGE_PROGRAMS_PER_SM, layernorm.FORWARD_EXCHANGE_AHEAD = config["per_sm"], config["ahead"]
+    layernorm.FORWARD_EXCHANGE_LAG = config["lag"]
     layernorm.EXCHANGE_LAUNCH = layernorm.exchange_launch(config["warps"], config["per_sm"])
     try:
         yield

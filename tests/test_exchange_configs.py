@@ -54,7 +54,7 @@ def test_a_config_row_launches_the_exchange_kernel_as_the_config_says(script, op
 
 def test_a_config_out_of_reach_is_refused_with_what_to_write(script):
     for text, said in [("cols=3000", "power of two"), ("ahead=3", "ahead is 1 or 2"), ("rows=2", "KEY one of"),
-                       ("warps=x", "KEY=INTEGER")]:
+                       ("warps=x", "KEY=INTEGER"), ("lag=3", "lag is 1 or 2")]:
         with pytest.raises(Exception, match=said):
             script.parse_config(text)
 
@@ -88,8 +88,11 @@ def test_each_cell_is_checked_then_timed_and_says_so(script, device, monkeypatch
             self.kernel = kernel
 
         def __getitem__(self, grid):
-            forward_launches.append(self.kernel.__name__)
-            return self.kernel[grid]
+            def launch(*args, **meta):
+                forward_launches.append((self.kernel.__name__, meta["LAG"]))
+                return self.kernel[grid](*args, **meta)
+
+            return launch
 
     for norm in (layernorm, rmsnorm):  # the forward's threshold, as each norm's forward reads it
         monkeypatch.setattr(norm, "FORWARD_EXCHANGE_AFTER_COLS", 1024)
@@ -112,7 +115,7 @@ def test_each_cell_is_checked_then_timed_and_says_so(script, device, monkeypatch
     opts = type("Opts", (), dict(ops=["layernorm-backward", "rmsnorm-backward", "layernorm", "rmsnorm"],
                                  dtypes=["float16"],
                                  shapes=[(3, 5000), (4, 900)],
-                                 configs=[script.parse_config("cols=8192,warps=4,per_sm=1,ahead=2,as_loaded=1"),
+                                 configs=[script.parse_config("cols=8192,warps=4,per_sm=1,ahead=2,as_loaded=1,lag=2"),
                                           script.parse_config("cols=8192,warps=2,per_sm=1,ahead=1")]))
     lines = []
     script.run(opts, lines.append, device)
@@ -122,4 +125,5 @@ def test_each_cell_is_checked_then_timed_and_says_so(script, device, monkeypatch
     assert sum("not an exchange shape" in line for line in cells) == 8, lines  # N = 900
     assert timed_launches == [(4, 8192), (2, 8192)] * 4
     # the forward ops' cells ran the forward's exchange kernel, not the tile kernel of the step before
-    assert {"layernorm_exchange_forward_kernel", "rmsnorm_exchange_forward_kernel"} == set(forward_launches)
+    assert {(f"{norm}_exchange_forward_kernel", lag) for norm in ("layernorm", "rmsnorm")
+            for lag in (1, 2)} == set(forward_launches)

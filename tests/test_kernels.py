@@ -157,11 +157,13 @@ def test_norm_exchange_step_matches_reference_on_its_own_rows(op_name, impl_name
 # merged; each row's y one row late, the rows' loads two ahead; the statistics of part 0) is checked on groups of
 # one to three rows, forward and forward + backward; rows shared by programs are checked on the GPU.
 @pytest.mark.slow
+@pytest.mark.parametrize("lag", [1, 2])  # 1 as shipped; 2 as bench/exchange_configs.py can launch it
 @pytest.mark.parametrize("op_name", ["layernorm", "rmsnorm", "layernorm-fwd-bwd", "rmsnorm-fwd-bwd"])
-def test_norm_exchange_forward_step_matches_reference_on_its_own_rows(op_name, device, monkeypatch):
+def test_norm_exchange_forward_step_matches_reference_on_its_own_rows(op_name, lag, device, monkeypatch):
     from triton_src import layernorm
 
     norm, op, impl, fn = _norm_step(op_name, "triton:exchange_forward")
+    monkeypatch.setattr(layernorm, "FORWARD_EXCHANGE_LAG", lag)
     monkeypatch.setattr(layernorm, "FORWARD_EXCHANGE_AFTER_COLS", 1024)
     monkeypatch.setattr(norm, "FORWARD_EXCHANGE_AFTER_COLS", 1024)
     monkeypatch.setattr(layernorm, "EXCHANGE_AFTER_COLS", 1024)

@@ -1240,6 +1240,9 @@ def lean_ahead_backward(dy, x, weight, bias, mean, rstd):
 # repay (the backward's, with a second read to save against v4, do in fp32: v10's comment).
 FORWARD_EXCHANGE_AFTER_COLS = 16384
 FORWARD_EXCHANGE_AHEAD = 2
+# Rows between a row's sums and its y: 1 as shipped; 2 (bench/exchange_configs.py's `lag`) reads sums its partners
+# published a whole turn earlier, a test of whether a turn waits on them.
+FORWARD_EXCHANGE_LAG = 1
 
 
 @triton.jit
@@ -1265,6 +1268,16 @@ def first_x_rows(x_ptr, n, cols, mask, first, last):
 
 
 @triton.jit
+def late_row(x, x_late_1, x_late_2, LAG: tl.constexpr):
+    """(the row LAG (1 or 2) rows back as loaded, whose y is written now; the rows then one and two back), from this
+    row's loads and the rows kept one and two back."""
+    if LAG == 1:
+        return x_late_1, x, x_late_2
+    else:
+        return x_late_2, x, x_late_1
+
+
+@triton.jit
 def part_moments(x, mask, count):
     """(Σx, Σ(x - the part's mean)²) over a program's part of a row, `count` columns (x zero off the mask)."""
     s = tl.sum(x, axis=0)
@@ -1286,16 +1299,18 @@ def row_moments(got_a, got_b, words, present, n, BLOCK: tl.constexpr, SLOTS: tl.
 @triton.jit
 def layernorm_exchange_forward_kernel(x_ptr, w_ptr, b_ptr, y_ptr, mean_ptr, rstd_ptr, slots_ptr, m, n, eps, parts,
                                       rows_per_group, BLOCK: tl.constexpr, SLOTS: tl.constexpr,
-                                      AHEAD: tl.constexpr):
+                                      AHEAD: tl.constexpr, LAG: tl.constexpr):
     _, part, w, cols, mask, first, last = exchange_part(w_ptr, m, n, parts, rows_per_group, BLOCK)
     b = load_tile(b_ptr, 0, n, part * BLOCK, BLOCK)[0]
     count = tl.minimum(n - part * BLOCK, BLOCK).to(tl.float32)  # this part's columns
     x_1, x_2 = first_x_rows(x_ptr, n, cols, mask, first, last)
-    x_late = tl.zeros_like(x_1)  # the row before, as loaded, for its y (not x_1 itself: v13's kernel says why)
-    for row in range(first, last + 1):  # the last turn writes the last row's y only
-        late = row - 1
+    # the rows one and two before, as loaded (not x_1 itself: v13's kernel says why); with LAG 1 the second unused
+    x_late_1, x_late_2 = tl.zeros_like(x_1), tl.zeros_like(x_1)
+    for row in range(first, last + LAG):  # the last turns write the last rows' y only
+        late = row - LAG
         got_a, got_b, words, present = read_slots(slots_ptr, late, parts, late >= first, SLOTS, True)  # in flight
         x, x_1, x_2 = row_ahead(x_ptr, n, cols, mask, row, last, x_1, x_2, AHEAD)
+        x_late, x_late_1, x_late_2 = late_row(x, x_late_1, x_late_2, LAG)
         if row < last:
             s, squares = part_moments(x.to(tl.float32), mask, count)
             publish_sums(slots_ptr, row, part, parts, s, squares, True)
@@ -1307,13 +1322,12 @@ def layernorm_exchange_forward_kernel(x_ptr, w_ptr, b_ptr, y_ptr, mean_ptr, rstd
             if part == 0:
                 tl.store(mean_ptr + late, mean)
                 tl.store(rstd_ptr + late, rstd)
-        x_late = x
 
 
 def exchange_forward_meta(parts: int) -> dict:
     """The launch parameters of v14's forward kernel (either norm's) for rows of `parts` parts."""
     return dict(BLOCK=EXCHANGE_COLS, SLOTS=exchange_slot_words(parts), AHEAD=FORWARD_EXCHANGE_AHEAD,
-                **EXCHANGE_LAUNCH)
+                LAG=FORWARD_EXCHANGE_LAG, **EXCHANGE_LAUNCH)
 
 
 def _exchange_forward(x, weight, bias, via=as_written):

@@ -50,9 +50,10 @@ from triton_src.layernorm import (FORWARD_EXCHANGE_AFTER_COLS, MAX_FUSED_BACKWAR
                                   SPLIT_AFTER_COLS, SPLIT_COLS, SPLIT_WARPS, WARP_CONFIGS, exchange_forward_meta,
                                   exchange_meta, exchange_part, exchange_programs, exchange_rows_ahead, exchange_slots,
                                   first_rows, first_x_rows, fused_backward_programs, fused_tile, gather_sums, gathered,
-                                  lagged, lean_ahead_meta, load_tile, load_tile_ahead, load_tile_hinted, partial_sums,
-                                  publish_sums, read_slots, recomputed, reread_tile_start, row_ahead, row_statistic,
-                                  rows_ahead, sm_count, split_programs, sum_partials, warps_worth_trying)
+                                  lagged, late_row, lean_ahead_meta, load_tile, load_tile_ahead, load_tile_hinted,
+                                  partial_sums, publish_sums, read_slots, recomputed, reread_tile_start, row_ahead,
+                                  row_statistic, rows_ahead, sm_count, split_programs, sum_partials,
+                                  warps_worth_trying)
 
 EPS = 1e-6  # the spec's (specs/rmsnorm.py)
 
@@ -544,14 +545,17 @@ def lean_ahead_backward(dy, x, weight, rstd):
 # centring: what the parts publish adds up to the row's.
 @triton.jit
 def rmsnorm_exchange_forward_kernel(x_ptr, w_ptr, y_ptr, rstd_ptr, slots_ptr, m, n, eps, parts, rows_per_group,
-                                    BLOCK: tl.constexpr, SLOTS: tl.constexpr, AHEAD: tl.constexpr):
+                                    BLOCK: tl.constexpr, SLOTS: tl.constexpr, AHEAD: tl.constexpr,
+                                    LAG: tl.constexpr):
     _, part, w, cols, mask, first, last = exchange_part(w_ptr, m, n, parts, rows_per_group, BLOCK)
     x_1, x_2 = first_x_rows(x_ptr, n, cols, mask, first, last)
-    x_late = tl.zeros_like(x_1)  # the row before, as loaded, for its y (layernorm.py's v13 kernel: not x_1)
-    for row in range(first, last + 1):  # the last turn writes the last row's y only
-        late = row - 1
+    # the rows one and two before, as loaded (layernorm.py's v13 kernel: not x_1); with LAG 1 the second unused
+    x_late_1, x_late_2 = tl.zeros_like(x_1), tl.zeros_like(x_1)
+    for row in range(first, last + LAG):  # the last turns write the last rows' y only
+        late = row - LAG
         got_a, got_b, words, present = read_slots(slots_ptr, late, parts, late >= first, SLOTS, False)  # in flight
         x, x_1, x_2 = row_ahead(x_ptr, n, cols, mask, row, last, x_1, x_2, AHEAD)
+        x_late, x_late_1, x_late_2 = late_row(x, x_late_1, x_late_2, LAG)
         if row < last:  # one sum a row: the first word of its slot
             squares = tl.sum(x.to(tl.float32) * x.to(tl.float32), axis=0)
             publish_sums(slots_ptr, row, part, parts, squares, squares, False)
@@ -561,7 +565,6 @@ def rmsnorm_exchange_forward_kernel(x_ptr, w_ptr, y_ptr, rstd_ptr, slots_ptr, m,
                      mask=mask)
             if part == 0:
                 tl.store(rstd_ptr + late, rstd)
-        x_late = x
 
 
 def _exchange_forward(x, weight, via=as_written):
