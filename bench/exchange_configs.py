@@ -13,7 +13,9 @@ row as loaded: `as_loaded` has no say there, and whose rows' y can be written `l
 the backward's lag is v12's one row). A config here sets those for the length of its cells:
 `cols` (columns a program's part of a row), `warps`, `per_sm` (programs an SM: the registers are capped to fit, and
 the cooperative launch is refused where they do not), `ahead` (rows a program's loads run ahead, 1 or 2),
-`as_loaded` (1: the late row kept as its loaded x and dy, v13's), always with v12's reductions (lean). Each cell is
+`as_loaded` (1: the late row kept as its loaded x and dy, v13's), always with v12's reductions (lean). A key left
+unset takes v12's launch (2048 columns, 8 warps, 2 programs an SM, one row ahead, the late row as x̂ and w·dy) and
+the forward's shipped lag; mind that the forward as shipped loads two rows ahead, not one. Each cell is
 first checked as the lab checks a row (compare.check.check_case, the float64 reference, random inputs, three
 seeds), then timed as the lab times one (compare.timing.time_calls: rotating input sets, the L2 flushed before each
 call, median and IQR) beside the same-bytes copy in the same process. A cell that fails its check is not timed.
@@ -164,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--dtypes", type=cli.parse_dtypes, default=["bfloat16", "float32"])
     p.add_argument("--shapes", type=cli.parse_sizes, default=[(4096, 16384), (1024, 32768), (256, 65536)])
     p.add_argument("--configs", nargs="+", type=parse_config, default=[dict(DEFAULTS)],
-                   help="one or more KEY=VALUE,... (keys: " + ", ".join(KEYS) + "; unset keys as shipped)")
+                   help="one or more KEY=VALUE,... (keys: " + ", ".join(KEYS) + "; unset keys as v12 launches its rows)")
     p.add_argument("--out", type=Path, help="also write the lines to this markdown file, once every cell has run")
     opts = p.parse_args(sys.argv[1:] if argv is None else argv)
     if not torch.cuda.is_available():

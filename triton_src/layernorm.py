@@ -1026,7 +1026,7 @@ def layernorm_exchange_backward_kernel(dy_ptr, x_ptr, w_ptr, mean_ptr, rstd_ptr,
     # (AS_LOADED, LAG 1) the row before as loaded, and its mean; zeros to start with, never x_1 and dy_1 themselves:
     # Triton's front end finds the names a loop carries by running its body once and keeping those whose value is no
     # longer the one they entered with, and a name entering as x_1 ends that run as x_1's entering value (x_in), so
-    # it is taken as unchanged and every late row read as the group's first (v13's first GPU run, at 66969b4, wrote
+    # it is taken as unchanged and every late row read as the group's first (v13's first GPU run, at 6e17942, wrote
     # wrong dx from each group's second row on; the interpreter runs the loop as Python and was right)
     x_in_1, dy_in_1, mean_1 = tl.zeros_like(x_1), tl.zeros_like(dy_1), 0.0
     for row in range(first, last + LAG):  # the last turns write the last rows' dx only
