@@ -166,7 +166,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--dtypes", type=cli.parse_dtypes, default=["bfloat16", "float32"])
     p.add_argument("--shapes", type=cli.parse_sizes, default=[(4096, 16384), (1024, 32768), (256, 65536)])
     p.add_argument("--configs", nargs="+", type=parse_config, default=[dict(DEFAULTS)],
-                   help="one or more KEY=VALUE,... (keys: " + ", ".join(KEYS) + "; unset keys as v12 launches its rows)")
+                   help="one or more KEY=VALUE,... (keys: " + ", ".join(KEYS)
+                   + "; unset keys as v12 launches its rows)")
     p.add_argument("--out", type=Path, help="also write the lines to this markdown file, once every cell has run")
     opts = p.parse_args(sys.argv[1:] if argv is None else argv)
     if not torch.cuda.is_available():
