@@ -69,9 +69,9 @@ def signature(kernel, dtype: str) -> dict[str, str]:
     return sig
 
 
-def compile_step(kernel, dtype: str, meta: dict, out: Path) -> tuple[str, Path]:
-    """(ptxas -v's report, the cubin) of the kernel launched with `meta` (exchange_meta's or
-    exchange_forward_meta's)."""
+def compiled_for_hopper(kernel, dtype: str, meta: dict):
+    """(the kernel compiled for sm_90 as launched with `meta`, exchange_meta's or exchange_forward_meta's, on
+    `dtype` rows; its register cap)."""
     meta = dict(meta)
     options = {"num_warps": meta.pop("num_warps"), "maxnreg": meta.pop("maxnreg")}
     meta.pop("launch_cooperative_grid")
@@ -79,12 +79,17 @@ def compile_step(kernel, dtype: str, meta: dict, out: Path) -> tuple[str, Path]:
     # pointers 16-byte aligned and M, N multiples of 16, as at the bench shapes: Triton specializes on both
     aligned = [i for i, (name, kind) in enumerate(sig.items()) if kind.startswith("*") or name in ("m", "n")]
     source = ASTSource(kernel, sig, constexprs=meta, attrs={(i,): [["tt.divisibility", 16]] for i in aligned})
-    compiled = triton.compile(source, target=GPUTarget("cuda", 90, 32), options=options)
+    return triton.compile(source, target=GPUTarget("cuda", 90, 32), options=options), options["maxnreg"]
+
+
+def compile_step(kernel, dtype: str, meta: dict, out: Path) -> tuple[str, Path]:
+    """(ptxas -v's report, the cubin) of the kernel launched with `meta` (compiled_for_hopper)."""
+    compiled, maxnreg = compiled_for_hopper(kernel, dtype, meta)
     ptx, cubin = out.with_suffix(".ptx"), out.with_suffix(".cubin")
     ptx.write_text(compiled.asm["ptx"])
     cubin.write_bytes(compiled.asm["cubin"])
     report = subprocess.run([str(TOOLS / "ptxas"), "-v", "--gpu-name", "sm_90a", "-maxrregcount",
-                             str(options["maxnreg"]), str(ptx), "-o", str(out.with_suffix(".check.cubin"))],
+                             str(maxnreg), str(ptx), "-o", str(out.with_suffix(".check.cubin"))],
                             capture_output=True, text=True, check=True).stderr
     return report, cubin
 
@@ -92,11 +97,7 @@ def compile_step(kernel, dtype: str, meta: dict, out: Path) -> tuple[str, Path]:
 def carried_tensors(kernel, dtype: str, meta: dict) -> int:
     """Tensors of `dtype` that the kernel's row loop carries from one turn to the next in Triton's IR (the results
     of its scf.for over `row`), compiled as compile_step compiles it."""
-    meta = dict(meta)
-    options = {"num_warps": meta.pop("num_warps"), "maxnreg": meta.pop("maxnreg")}
-    meta.pop("launch_cooperative_grid")
-    source = ASTSource(kernel, signature(kernel, dtype), constexprs=meta)
-    ir = triton.compile(source, target=GPUTarget("cuda", 90, 32), options=options).asm["ttir"]
+    ir = compiled_for_hopper(kernel, dtype, meta)[0].asm["ttir"]
     loops = [line for line in ir.splitlines() if "scf.for %row" in line]
     if len(loops) != 1:
         raise SystemExit(f"{kernel.__name__}: {len(loops)} loops over rows in its IR, not one")

@@ -10,13 +10,17 @@ import pytest
 SCRIPT = Path(__file__).resolve().parents[1] / "bench" / "exchange_sass.py"
 
 
+def compiled_run(*args: str) -> str:
+    """What `python ARGS` prints, run with compiled Triton code, not the interpreter."""
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    out = subprocess.run([sys.executable, *args], capture_output=True, text=True, env=env, timeout=600)
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
 def counted(*dtypes: str) -> dict:
     """bench/exchange_sass.py's table: {(norm, step, dtype): {"a row": instructions, kind: count}}."""
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}  # compiled code, not the interpreter
-    out = subprocess.run([sys.executable, str(SCRIPT), "--dtype", *dtypes], capture_output=True, text=True, env=env,
-                         timeout=600)
-    assert out.returncode == 0, out.stderr
-    lines = out.stdout.splitlines()
+    lines = compiled_run(str(SCRIPT), "--dtype", *dtypes).splitlines()
     kinds = lines[1].split()[-11:]
     rows = {}
     for line in lines[2:]:
@@ -72,10 +76,7 @@ print([carried_tensors(k, "bf16", backward) for k in (layernorm.layernorm_exchan
       + [carried_tensors(k, "bf16", forward) for forward in forwards
          for k in (layernorm.layernorm_exchange_forward_kernel, rmsnorm.rmsnorm_exchange_forward_kernel)])
 """
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}  # compiled code, not the interpreter
-    out = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, env=env, timeout=600)
-    assert out.returncode == 0, out.stderr
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return json.loads(compiled_run("-c", program).strip().splitlines()[-1])
 
 
 @pytest.mark.slow
