@@ -62,8 +62,11 @@ def main(argv=None) -> int:
     folder = args.results
     if folder is None:
         gpus = [d.name for d in sorted((ROOT / "results").iterdir()) if (d / f"{args.op}.csv").is_file()]
-        if args.gpu is None and len(gpus) != 1:
-            p.error(f"--gpu: which of {', '.join(gpus) or 'no GPU folder with ' + args.op + '.csv'}?")
+        if args.gpu is None and not gpus:
+            p.error(f"no results/<gpu>/{args.op}.csv: run `python -m compare {args.op}` on a GPU first, or pass "
+                    f"--results")
+        if args.gpu is None and len(gpus) > 1:
+            p.error(f"which GPU's {args.op}.csv? --gpu {' or --gpu '.join(gpus)}")
         folder = ROOT / "results" / (args.gpu or gpus[0])
     path = folder / f"{args.op}.csv"
     if not path.is_file():

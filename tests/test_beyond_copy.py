@@ -57,3 +57,14 @@ def test_the_command_reads_a_results_folder_and_says_when_nothing_matches(tmp_pa
     assert line.split()[-4:] == ["250", "200", "50", "0.8"]
     assert beyond_copy.main(["op", "--results", str(folder), "--dtypes", "fp16"]) == 1
     assert "no timed row matches" in capsys.readouterr().err
+
+
+def test_a_missing_csv_is_named_with_what_to_run(tmp_path, capsys):
+    try:
+        beyond_copy.main(["op", "--results", str(tmp_path)])
+    except SystemExit as stop:
+        assert stop.code == 2
+    else:
+        raise AssertionError("a folder without op.csv was read")
+    err = capsys.readouterr().err
+    assert f"{tmp_path / 'op.csv'}: no such file" in err and "python -m compare op" in err
