@@ -3,6 +3,8 @@ import csv
 import importlib.util
 from pathlib import Path
 
+import pytest
+
 _PATH = Path(__file__).resolve().parents[1] / "bench" / "beyond_copy.py"
 _spec = importlib.util.spec_from_file_location("beyond_copy", _PATH)
 beyond_copy = importlib.util.module_from_spec(_spec)
@@ -60,11 +62,8 @@ def test_the_command_reads_a_results_folder_and_says_when_nothing_matches(tmp_pa
 
 
 def test_a_missing_csv_is_named_with_what_to_run(tmp_path, capsys):
-    try:
+    with pytest.raises(SystemExit) as stop:
         beyond_copy.main(["op", "--results", str(tmp_path)])
-    except SystemExit as stop:
-        assert stop.code == 2
-    else:
-        raise AssertionError("a folder without op.csv was read")
+    assert stop.value.code == 2
     err = capsys.readouterr().err
     assert f"{tmp_path / 'op.csv'}: no such file" in err and "python -m compare op" in err
