@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import re
 import sys
 from pathlib import Path
 
@@ -23,14 +22,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tabulate import tabulate  # noqa: E402
 
-from compare import cli  # noqa: E402
+from compare import cli, summary  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def shape_of(label: str) -> tuple[int, ...]:
-    """The sizes in a csv's shape label, in order: 'M=1024 N=32768' -> (1024, 32768), '1048576' -> (1048576,)."""
-    return tuple(int(v) for v in re.findall(r"\d+", label))
+    """The sizes in a csv's shape label, in order, as --sizes gives them: 'M=1024 N=32768' -> (1024, 32768)
+    (compare.summary.dims, which reads the same labels for results/README.md)."""
+    return tuple(summary.dims(label))
 
 
 def beyond(rows: list[dict], impls, dtypes, shapes) -> list[list]:
