@@ -73,7 +73,8 @@ def pass_op(op: Op, which: str) -> Op:
         make_inputs=_with_grad_output(op.make_inputs, back),
         reference=reference, bytes_moved=bytes_moved, flops=flops, tolerances=tolerances, special_inputs=specials,
         check_shapes=[*op.check_shapes, *[s for s in back.check_shapes if s not in op.check_shapes]],
-        output_names=outputs, backward=None, pass_of=(op.name, which))
+        output_names=outputs, backward=None, pass_of=(op.name, which),
+        targets=back.targets if which == BACKWARD else ())
 
 
 def _with_grad_output(make, back):

@@ -27,6 +27,8 @@ from typing import Any, Callable, Mapping, Sequence
 
 import torch
 
+from .targets import Target
+
 Shape = tuple[int, ...]
 Inputs = tuple[torch.Tensor, ...]
 # make_inputs(shape, dtype, device, generator) -> tuple of tensors; the implementations are called as impl(*inputs).
@@ -65,6 +67,8 @@ class Backward:
     # The op's special input sets the backward passes leave out, where the gradient is not a kernel's to match (the
     # spec says why).
     skip_special_inputs: Sequence[str] = ()
+    # The backward pass's goals (compare.targets), judged by `python -m compare summary` on the results.
+    targets: Sequence[Target] = ()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -185,6 +189,9 @@ class Op:
     # How bytes_moved and flops count, in a sentence the report prints beside the timings, where a reader could
     # count another way (attention: whether the exponentials count, what causal halves).
     counting: str = ""
+    # Goals the op's rows are judged against in `python -m compare summary` (compare.targets): a fraction of the
+    # ceiling, or being no slower than other rows, at the cells each names.
+    targets: Sequence[Target] = ()
     pass_of: tuple[str, str] | None = None
 
     def output_dtype(self, dtype: torch.dtype) -> torch.dtype | tuple[torch.dtype, ...]:

@@ -15,9 +15,10 @@ import shlex
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Collection
+from typing import Callable, Collection, Sequence
 
 from .results import DEFAULT_CEILING_ROWS, ceiling_name
+from .targets import Target, judge
 
 # Folders under results/<gpu>/ that do not hold an op's full results: runs narrowed by options, and captured code.
 NARROWED = ("partial", "quick")
@@ -375,7 +376,8 @@ def op_lines(files: dict[str, OpFile]) -> list[tuple[str, str | tuple[str, ...]]
             ("torch:eager", "torch:eager"), *[(mode, mode) for mode in compile_modes(files)]]
 
 
-def op_section(op: str, files: dict[str, OpFile], folders: list[str], out_dir: Path) -> str:
+def op_section(op: str, files: dict[str, OpFile], folders: list[str], out_dir: Path,
+               targets: Sequence[Target] = ()) -> str:
     first = files[next(folder for folder in folders if folder in files)]
     memory = first.memory
     unit = "GB/s" if memory else "TFLOP/s"
@@ -438,7 +440,29 @@ def op_section(op: str, files: dict[str, OpFile], folders: list[str], out_dir: P
         notes += [f"- {folder}: `{impl}` has timings refused as implausible" for impl in refused]
     if notes:
         out.append("Not counted (did not pass, or not run on that GPU):\n\n" + "\n".join(notes) + "\n")
+    if targets:
+        out.append(targets_part(targets, files))
     return "\n".join(out)
+
+
+def targets_part(targets: Sequence[Target], files: dict[str, OpFile]) -> str:
+    """The op's declared targets (compare.targets), each judged on every GPU folder's full results."""
+    lines = ["Targets (the spec's `targets`): per GPU folder, the cells of its results that meet each, and every cell "
+             "that does not, with its figure (a fraction of the ceiling, or both medians). A cell where a row the "
+             "target needs was not timed or did not pass is listed as not judged.\n"]
+    for target in targets:
+        dtypes = ", ".join(target.dtypes) if target.dtypes else "every dtype"
+        lines.append(f"- {target.goal()}: {dtypes}, {target.cells}")
+        for folder, f in files.items():
+            judged = judge(target, f)
+            total = judged.met + len(judged.missed)
+            text = f"  - {folder}: {judged.met} of {total} met"
+            if judged.missed:
+                text += "; missed: " + "; ".join(judged.missed)
+            if judged.unjudged:
+                text += "; not judged: " + "; ".join(judged.unjudged)
+            lines.append(text)
+    return "\n".join(lines) + "\n"
 
 
 def glance_table(ops: dict[str, dict[str, OpFile]], folders: list[str]) -> str:
@@ -468,7 +492,18 @@ def glance_table(ops: dict[str, dict[str, OpFile]], folders: list[str]) -> str:
     return md_table(headers, rows)
 
 
-def render(results: Path, out: Path, command: str) -> str:
+def spec_targets(op: str) -> Sequence[Target]:
+    """The targets the op's spec declares; none for an op with no spec here (results of an op since removed)."""
+    from . import discover
+
+    try:
+        return discover.load_op(op).targets
+    except discover.UnknownOp:
+        return ()
+
+
+def render(results: Path, out: Path, command: str,
+           targets_of: Callable[[str], Sequence[Target]] = spec_targets) -> str:
     ops, narrowed = load_all(results)
     folders = sorted({folder for files in ops.values() for folder in files})
     out_dir = out.parent
@@ -512,7 +547,7 @@ def render(results: Path, out: Path, command: str) -> str:
         text.append("Missing:\n\n" + "\n".join(missing) + "\n")
     text.append("## At a glance\n\nFraction of the ceiling at each headline cell.\n\n"
                 + glance_table(ops, folders) + "\n")
-    text += [op_section(op, ops[op], folders, out_dir) for op in sorted(ops)]
+    text += [op_section(op, ops[op], folders, out_dir, targets_of(op)) for op in sorted(ops)]
     return "\n".join(text)
 
 

@@ -20,7 +20,7 @@ import math
 
 import torch
 
-from compare.spec import Op, Tolerance
+from compare.spec import Op, Target, Tolerance
 from specs import _special
 
 
@@ -193,4 +193,12 @@ OP = Op(
     # 4096³: fp32 for the SIMT steps (v1-v3 and v6; the tensor-core rows refuse fp32), bf16 for the tensor-core ones
     # (v4, v5, v7), where the SIMT steps but v6 widen to fp32 and run at their fp32 rate.
     ladder_cells=[(torch.float32, (4096, 4096, 4096)), (torch.bfloat16, (4096, 4096, 4096))],
+    # Goals for the CUDA ladder against cuBLAS (python -m compare summary judges them): the tensor-core kernels at
+    # least as fast at the large squares, the SIMT kernel within the last steps of the SGEMM ladder in fp32.
+    targets=(
+        Target("M = N = K = 4K and 8K", at_least=1.00, rows=("cuda",), dtypes=("float16", "bfloat16"),
+               where=lambda shape: shape in ((4096,) * 3, (8192,) * 3)),
+        Target("M = N = K = 4K", at_least=0.85, rows=("cuda",), dtypes=("float32",),
+               where=lambda shape: shape == (4096,) * 3),
+    ),
 )

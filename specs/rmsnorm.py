@@ -58,6 +58,7 @@ OP = Op(
     tolerances=lambda dtype, shape, inputs: _norm.tolerances(dtype, shape, inputs, out_scale=0.0),
     peers={"liger": Peer("liger_kernel", load_liger, "liger-kernel")},
     unsupported_shapes={"peer:liger": _norm.wider_than_one_block},
+    targets=_norm.FORWARD_TARGETS,
     backward=Backward(
         inputs=("x", "weight"),
         bytes_moved=lambda shape, dtype: _norm.bytes_moved(shape, dtype, 3, 2),  # x, dy, dx; weight, dweight
@@ -66,5 +67,6 @@ OP = Op(
         flops=lambda shape: _norm.flops_per_element(shape, 8),
         check_shapes=_norm.BACKWARD_CHECK_SHAPES,
         skip_special_inputs=("inf and nan",),
+        targets=_norm.BACKWARD_TARGETS,
     ),
 )
