@@ -9,8 +9,9 @@ each step bought), schedule (what a row is put through), runner (the parent: dri
 fanout (rows over several GPUs of a host), cluster (rows as Ray tasks), check (the judge: reference and comparison),
 one_pass (the judge's figures for a passing output in one pass on the GPU), layouts (non-contiguous inputs), timing
 (events + L2 flush), accounting (kernels launched, plausible speeds), sanitize (compute-sanitizer), build (CUDA via
-load_inline), caches (compile caches kept between runs, cold first calls), callgraph (what code a row reaches), count
-(lines of code), capture (torch.compile output), report (tables and files), paths (where results go without --out),
-summary (results/README.md, across ops and GPUs), progress (the progress line), cli (``python -m compare``), scaffold
-(``compare new``), validate (input checks that rows use), env (paths, machine).
+load_inline), caches (compile caches kept between runs, cold first calls), callgraph (what code a row reaches),
+count (lines of code), capture (torch.compile output), report (tables and files), paths (where results go without
+--out), summary (results/README.md, across ops and GPUs), targets (an op's goals, judged on its results), progress
+(the progress line), cli (``python -m compare``), scaffold (``compare new``), validate (input checks that rows use),
+env (paths, machine).
 """
