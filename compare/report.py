@@ -291,6 +291,7 @@ def sections(result: OpResult, command: str = "", plot: str | None = None,
               f"element's error over its bound (≤ 1 passes). Every case is in {CHECKS_FILE.format(op=result.op)}."))
     out += timing_sections(result)
     out += ladder_sections(result)
+    out += targets_sections(result, command)
     if plot:
         out.append(Section(prose=f"![throughput]({plot})", in_terminal=False))
     out.append(Section("Kernels launched by one call (profiler)", heading="Kernels launched",
@@ -401,6 +402,31 @@ def ladder_sections(result: OpResult) -> list[Section]:
                                  "timed there, or does not take that dtype.",
                            headers=headers, rows=rows, as_formatted=True))
     return out
+
+
+def targets_sections(result: OpResult, command: str) -> list[Section]:
+    """The op's goals (its spec's `targets`, compare.targets) judged on this run's cells, as the summary judges them
+    on the committed results."""
+    from .summary import OpFile, spec_targets
+    from .targets import judge
+
+    targets = spec_targets(result.op)
+    if not targets or not result.timings:
+        return []
+    run = OpFile("this run", Path(f"{result.op}.json"), to_json(result, command))
+    rows = []
+    for target in targets:
+        judged = judge(target, run)
+        if not (judged.met or judged.missed or judged.unjudged):
+            continue  # none of its cells timed (a run narrowed by --sizes or --dtypes)
+        rows.append([target.goal(), target.where_in_words(), judged.counts(), "; ".join(judged.missed) or "—",
+                     "; ".join(judged.unjudged) or "—"])
+    return [Section("Targets (the spec's goals, on the cells this run timed)", heading="Targets",
+                    prose="The spec's goals (`targets`), judged on the cells this run timed: how many cells meet "
+                          "each, and every cell that does not with its figure (a fraction of the ceiling, or both "
+                          "medians). `python -m compare summary` judges the same goals on every GPU folder's full "
+                          "results.",
+                    headers=["goal", "cells", "met", "missed", "not judged"], rows=rows, as_formatted=True)]
 
 
 PHASES_NOTE = ("wall seconds of this run per phase: the process's start-up (in the first op of a run: the "

@@ -451,12 +451,10 @@ def targets_part(targets: Sequence[Target], files: dict[str, OpFile]) -> str:
              "that does not, with its figure (a fraction of the ceiling, or both medians). A cell where a row the "
              "target needs was not timed or did not pass is listed as not judged.\n"]
     for target in targets:
-        dtypes = ", ".join(target.dtypes) if target.dtypes else "every dtype"
-        lines.append(f"- {target.goal()}: {dtypes}, {target.cells}")
+        lines.append(f"- {target.goal()}: {target.where_in_words()}")
         for folder, f in files.items():
             judged = judge(target, f)
-            total = judged.met + len(judged.missed)
-            text = f"  - {folder}: {judged.met} of {total} met"
+            text = f"  - {folder}: {judged.counts()}"
             if judged.missed:
                 text += "; missed: " + "; ".join(judged.missed)
             if judged.unjudged:

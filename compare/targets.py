@@ -45,6 +45,9 @@ class Target:
         ours = " or ".join(r if ":" in r else _BACKENDS.get(r, r) for r in self.rows)
         return f"the best {ours} row no slower than " + ", ".join(f"`{r}`" for r in self.ahead_of)
 
+    def where_in_words(self) -> str:
+        return f"{', '.join(self.dtypes) if self.dtypes else 'every dtype'}, {self.cells}"
+
     def picks(self, dtype: str, shape: Shape) -> bool:
         return (not self.dtypes or dtype in self.dtypes) and bool(self.where(tuple(shape)))
 
@@ -75,6 +78,10 @@ class Judged:
     met: int = 0
     missed: list[str] = dataclasses.field(default_factory=list)
     unjudged: list[str] = dataclasses.field(default_factory=list)  # cells a row the target names was not timed at
+
+    def counts(self) -> str:
+        total = self.met + len(self.missed)
+        return f"{self.met} of {total} met" if total or self.unjudged else "no cell of it timed"
 
 
 def judge(target: Target, f) -> Judged:
