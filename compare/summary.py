@@ -463,6 +463,18 @@ def targets_part(targets: Sequence[Target], files: dict[str, OpFile]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def targets_table(ops: dict[str, dict[str, OpFile]], folders: list[str],
+                  targets: dict[str, Sequence[Target]]) -> str:
+    rows = []
+    for op, declared in targets.items():
+        for target in declared:
+            row = [op, target.goal(), target.where_in_words()]
+            row += [judge(target, ops[op][folder]).counts() if folder in ops[op] else "no results"
+                    for folder in folders]
+            rows.append(row)
+    return md_table(["op", "goal", "cells", *folders], rows)
+
+
 def glance_table(ops: dict[str, dict[str, OpFile]], folders: list[str]) -> str:
     headers = ["op", "dtype", "cell"]
     for folder in folders:
@@ -545,7 +557,12 @@ def render(results: Path, out: Path, command: str,
         text.append("Missing:\n\n" + "\n".join(missing) + "\n")
     text.append("## At a glance\n\nFraction of the ceiling at each headline cell.\n\n"
                 + glance_table(ops, folders) + "\n")
-    text += [op_section(op, ops[op], folders, out_dir, targets_of(op)) for op in sorted(ops)]
+    targets = {op: targets_of(op) for op in sorted(ops)}
+    if any(targets.values()):
+        text.append("## Targets at a glance\n\nThe goals op specs declare (`targets`), with the cells of each GPU "
+                    "folder's full results that meet them; each op's section lists every cell missed, with its "
+                    "figure.\n\n" + targets_table(ops, folders, targets) + "\n")
+    text += [op_section(op, ops[op], folders, out_dir, targets[op]) for op in sorted(ops)]
     return "\n".join(text)
 
 
@@ -595,6 +612,7 @@ def main(parser, args) -> int:
     except SummaryError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    n_ops = text.count("\n## ") - 1
+    n_ops = sum(1 for line in text.splitlines()
+                if line.startswith("## ") and line not in ("## At a glance", "## Targets at a glance"))
     print(f"wrote {env.relpath(out)} ({n_ops} op{'s' * (n_ops != 1)})")
     return 0

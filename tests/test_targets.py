@@ -4,7 +4,7 @@ import pytest
 from compare import discover, summary
 from compare.targets import Target, judge
 from specs import _norm
-from test_summary import result, section, timing, write
+from test_summary import result, section, table_row, timing, write
 
 N4K, N64K = "M=4096 N=4096", "M=256 N=65536"
 
@@ -97,6 +97,9 @@ def test_the_summary_lists_each_target_per_gpu_folder(tmp_path):
     assert ("  - gpu-a: 2 of 4 met; missed: float32 M=256 N=64K `cuda:a` 0.71; float32 M=256 N=64K `triton:a` "
             "0.88") in part
     assert "- the best CUDA or Triton row no slower than `torch:compile`: every dtype, every shape" in part
+    glance = text[text.index("## Targets at a glance"):text.index("\n## norm")]
+    row = table_row(glance, "norm", "best CUDA, best Triton ≥ 0.90 of the ceiling", "every dtype, N ≥ 4K")
+    assert row[3:] == ["2 of 4 met"]
     no_targets = summary.render(root, root / "README.md", "python -m compare summary", targets_of=lambda op: ())
     assert "Targets" not in no_targets
 
