@@ -6,7 +6,7 @@ quoting it in a results README, without scrolling through every section of every
         --section WarpStateStats --section SchedulerStats \\
         --metrics regex:smsp__average_warps_issue_stalled_.*_per_issue_active\\.ratio \\
         python3 bench/host_overhead.py OP --impls ... --shape ... --profiler-range > ncu.txt 2>&1
-    python bench/ncu_digest.py ncu.txt [more.txt ...]
+    python bench/ncu_digest.py ncu.txt [more.txt ...]     (or ncu.txt.gz)
 
 Each kernel is named with the row and shape it was profiled for (the line bench/host_overhead.py prints after each
 profiled call: every kernel ncu profiled since the line before belongs to it). The columns come from the sections
@@ -17,6 +17,7 @@ It reads text: nothing here runs a GPU."""
 from __future__ import annotations
 
 import argparse
+import gzip
 import re
 import sys
 from dataclasses import dataclass, field
@@ -154,10 +155,11 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     for path in args.reports:
         try:
-            text = path.read_text(errors="replace")
+            data = path.read_bytes()
+            text = (gzip.decompress(data) if path.suffix == ".gz" else data).decode(errors="replace")
             kernels = parse(text, str(path))
-        except OSError as exc:
-            print(f"error: cannot read {path}: {exc.strerror or exc}", file=sys.stderr)
+        except (OSError, EOFError) as exc:
+            print(f"error: cannot read {path}: {getattr(exc, 'strerror', None) or exc}", file=sys.stderr)
             return 2
         except DigestError as exc:
             print(f"error: {exc}", file=sys.stderr)

@@ -97,6 +97,15 @@ def test_a_committed_profile_reads(capsys):
     assert "M=32 N=262144 float32 cuda:split" in out and "`softmax_split_stats_kernel<float>`" in out
 
 
+def test_a_gzipped_report_reads_as_its_text(tmp_path, capsys):
+    import gzip
+
+    path = tmp_path / "ncu.txt.gz"
+    path.write_bytes(gzip.compress(REPORT.encode()))
+    assert ncu_digest.main([str(path)]) == 0
+    assert "`rows_kernel<bf16, 2>`" in capsys.readouterr().out
+
+
 def test_a_file_that_is_not_an_ncu_report_is_an_error_that_says_what_to_give(tmp_path, capsys):
     path = tmp_path / "events.txt"
     path.write_text("M=256 N=65536 bfloat16 cuda:a host 12.0 us/call\n")
