@@ -339,3 +339,19 @@ def test_kernel_base_names_from_mangled_symbols():
     assert build._base_name("_ZN12_GLOBAL__N_113planted_zerosIfEEvPKT_PS1_l") == "planted_zeros"
     assert build._base_name("_ZN3lab6detail6kernelEv") == "kernel"
     assert build._base_name("plain_c_kernel") == "plain_c_kernel"
+
+
+@pytest.mark.parametrize("rows", [1, 8, 16, 300])
+def test_the_norms_sum_of_partial_rows_fits_its_tile_to_the_rows_and_sums_every_column(rows, device):
+    """The Triton backward steps' second stage (triton_src/layernorm.py sum_partials): a tile of the partial rows
+    there are (up to SUM_ROWS) and as many more columns, each gradient's columns summed over every partial row."""
+    from triton_src import layernorm
+
+    tile_rows, tile_cols = layernorm.sum_tile(rows)
+    assert tile_rows == min(layernorm.SUM_ROWS, triton.next_power_of_2(rows)) and tile_rows >= min(rows, 128)
+    assert tile_rows * tile_cols == layernorm.SUM_ROWS * layernorm.SUM_COLS
+    n = 3 * tile_cols + 5  # columns past a whole number of tiles
+    part = torch.randn((2, rows, n), generator=torch.Generator().manual_seed(rows)).to(device)
+    out = torch.full((2, n), float("nan"), device=device)
+    layernorm.sum_partials(part, out)
+    torch.testing.assert_close(out.double().cpu(), part.double().sum(dim=1).cpu(), rtol=1e-5, atol=1e-4)

@@ -148,8 +148,18 @@ def layernorm_backward_kernel(dy_ptr, x_ptr, w_ptr, mean_ptr, rstd_ptr, dx_ptr, 
 # (a program per 256 columns walking one row at a time left N = 1024 to four programs, each waiting on hundreds of
 # loads in a row). The tile is 16 KB of loads in flight per step, over SUM_WARPS warps: with 8 KB over four warps,
 # ncu found this kernel using a small part of the memory's bandwidth, with few warps resident to wait on loads
-# (results/nvidia-h100-80gb-hbm3/layernorm-backward-profile.md).
+# (results/nvidia-h100-80gb-hbm3/layernorm-backward-profile.md). Where there are fewer partial rows than SUM_ROWS (the
+# exchange steps' 8-32 groups), the tile keeps its 16 KB by taking the rows there are and more columns (sum_tile):
+# with 8 partial rows a [128, 32] tile loads 1/16 of what it spans, and ncu found v12's sum of 8 and 16 partial rows
+# at 8-13% of DRAM, 9-15 µs of its call (results/nvidia-h100-80gb-hbm3/norm-long-rows-ncu/, before this tile).
 SUM_ROWS, SUM_COLS, SUM_WARPS = 128, 32, 8
+
+
+def sum_tile(rows: int) -> tuple[int, int]:
+    """(ROWS, BLOCK) of sum_partials_kernel for `rows` partial rows: at most SUM_ROWS rows, SUM_ROWS · SUM_COLS
+    elements."""
+    fitted = min(SUM_ROWS, triton.next_power_of_2(max(rows, 1)))
+    return fitted, SUM_ROWS * SUM_COLS // fitted
 
 
 @triton.jit
@@ -170,8 +180,9 @@ def sum_partials_kernel(part_ptr, out_ptr, rows, n, ROWS: tl.constexpr, BLOCK: t
 def sum_partials(part: torch.Tensor, out: torch.Tensor, via=as_written) -> None:
     """out (K, N; any float dtype) = the column sums of each of part's K (G, N) fp32 buffers, in one launch."""
     count, rows, n = part.shape
-    via(sum_partials_kernel)[(triton_src.cdiv(n, SUM_COLS), count)](part, out, rows, n, ROWS=SUM_ROWS, BLOCK=SUM_COLS,
-                                                                    num_warps=SUM_WARPS)
+    tile_rows, tile_cols = sum_tile(rows)
+    via(sum_partials_kernel)[(triton_src.cdiv(n, tile_cols), count)](part, out, rows, n, ROWS=tile_rows,
+                                                                     BLOCK=tile_cols, num_warps=SUM_WARPS)
 
 
 def _check(x, weight, *others, grad=None):
