@@ -80,10 +80,10 @@ __global__ void __launch_bounds__(kSumCols * kSumSlices) sum_partials_kernel(con
 
 // Few partial rows (v1's one; the clusters' of v5 and v10, tens of them): a thread a column, adding its parts in
 // order with eight loads in flight, and no barrier. With the tile above, each thread of a block of 256 adds a few
-// parts and the block then meets in shared memory for a handful of loads: under ncu v10's second kernel took 10-11
-// µs at bf16 1024 x 32K and 256 x 64K (30 clusters' partial rows), its warps waiting on their loads and the barrier
-// at under half of DRAM, a sixth to a fifth of the call (results/nvidia-h100-80gb-hbm3/norm-long-rows-ncu/, before
-// this kernel).
+// parts and the block then meets in shared memory for a handful of loads: under ncu (caches flushed before it) v10's
+// second kernel at bf16 32K-64K waited on its loads and its barrier at under half of DRAM
+// (results/nvidia-h100-80gb-hbm3/norm-long-rows-ncu/). In timed calls, where the partial rows come from L2, this
+// kernel bought little (results/nvidia-h100-80gb-hbm3/norm-backward-few-partials/).
 constexpr int64_t kSumFewParts = 64;
 constexpr int kSumColumnThreads = 256;
 

@@ -151,7 +151,8 @@ def layernorm_backward_kernel(dy_ptr, x_ptr, w_ptr, mean_ptr, rstd_ptr, dx_ptr, 
 # (results/nvidia-h100-80gb-hbm3/layernorm-backward-profile.md). Where there are fewer partial rows than SUM_ROWS (the
 # exchange steps' 8-32 groups), the tile keeps its 16 KB by taking the rows there are and more columns (sum_tile):
 # with 8 partial rows a [128, 32] tile loads 1/16 of what it spans, and ncu found v12's sum of 8 and 16 partial rows
-# at 8-13% of DRAM, 9-15 µs of its call (results/nvidia-h100-80gb-hbm3/norm-long-rows-ncu/, before this tile).
+# far from DRAM's bandwidth (results/nvidia-h100-80gb-hbm3/norm-long-rows-ncu/, before this tile; its first timing,
+# host-bound: results/nvidia-h100-80gb-hbm3/norm-backward-few-partials/).
 SUM_ROWS, SUM_COLS, SUM_WARPS = 128, 32, 8
 
 
