@@ -4,8 +4,8 @@
 A target is either a floor, "the best row of each of these backends reaches this fraction of the op's ceiling", or
 an order, "the best of these rows is at least as fast as each of those rows". It names the cells it is about: the
 dtypes, and the shapes by a predicate with a description for people (N ≥ 4K). ``python -m compare summary`` prints
-each op's targets per GPU folder from the same files as its tables; nothing here measures or runs anything, and a
-cell a run did not time is counted as not judged, never as met."""
+each op's targets per GPU folder from the same files as its tables, and every run's report judges them on the cells
+it timed; nothing here measures or runs anything, and a cell without a passing row is not judged, never met."""
 from __future__ import annotations
 
 import dataclasses
@@ -36,6 +36,10 @@ class Target:
                              "to be no slower than), one of the two")
         if not self.rows:
             raise ValueError(f"target {self.cells!r}: rows is empty; name the backends or rows it judges")
+        named = [d for d in self.dtypes if not isinstance(d, str)]
+        if named:
+            raise ValueError(f"target {self.cells!r}: dtypes {named} are not names; give them as the results write "
+                             "them, e.g. dtypes=(\"float32\", \"bfloat16\")")
 
     def goal(self) -> str:
         """The goal in words: 'best CUDA, best Triton ≥ 0.90' or 'the best CUDA or Triton row no slower than

@@ -1,5 +1,6 @@
 """Targets (compare/targets.py): the goals a spec declares, judged on result files by `python -m compare summary`."""
 import pytest
+import torch
 
 from compare import discover, summary
 from compare.targets import Target, judge
@@ -83,6 +84,8 @@ def test_a_target_is_a_floor_or_an_order():
         Target("N ≥ 4K", at_least=0.9, ahead_of=("torch:compile",))
     with pytest.raises(ValueError, match="rows is empty"):
         Target("N ≥ 4K", at_least=0.9, rows=())
+    with pytest.raises(ValueError, match="not names.*float32"):  # a torch dtype would never match a results cell
+        Target("N ≥ 4K", at_least=0.9, dtypes=(torch.float32,))
 
 
 def test_the_summary_lists_each_target_per_gpu_folder(tmp_path):
