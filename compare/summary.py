@@ -321,14 +321,19 @@ def absent(f: OpFile, impl_or_backend: str | tuple[str, ...], dtype: str, shape:
     return "no passing row timed here"
 
 
+def iqrs_overlap(fast: dict, slow: dict) -> bool:
+    """Whether two timings' interquartile ranges overlap, `fast` the faster (False where either lacks them)."""
+    quartiles = [fast.get("q25_ms"), fast.get("q75_ms"), slow.get("q25_ms"), slow.get("q75_ms")]
+    return None not in quartiles and fast["q75_ms"] >= slow["q25_ms"]
+
+
 def verdict(f: OpFile, cuda: dict | None, triton: dict | None) -> str:
     """CUDA or Triton at a cell: the faster best row and by how much, unless their timings' interquartile ranges
     overlap."""
     if cuda is None or triton is None:
         return "Triton only" if triton else "CUDA only" if cuda else "—"
     fast, slow, name = (cuda, triton, "CUDA") if rate(f, cuda) >= rate(f, triton) else (triton, cuda, "Triton")
-    quartiles = [fast.get("q25_ms"), fast.get("q75_ms"), slow.get("q25_ms"), slow.get("q75_ms")]
-    if None not in quartiles and fast["q75_ms"] >= slow["q25_ms"]:
+    if iqrs_overlap(fast, slow):
         return "tie (IQRs overlap)"
     return f"{name}, {rate(f, fast) / rate(f, slow):.2f}x"
 

@@ -69,12 +69,6 @@ def _figure(value: float, goal: float) -> str:
     return f"{value:.{digits}f}"
 
 
-def _overlap(ours: dict, theirs: dict) -> str:
-    """' (IQRs overlap)' where the two timings' interquartile ranges overlap: a miss within the noise."""
-    quartiles = [ours.get("q25_ms"), ours.get("q75_ms"), theirs.get("q25_ms"), theirs.get("q75_ms")]
-    return " (IQRs overlap)" if None not in quartiles and ours["q25_ms"] <= theirs["q75_ms"] else ""
-
-
 @dataclasses.dataclass
 class Judged:
     """One target on one results file: the cells that met it, and a line for each that did not (with the figure)."""
@@ -91,7 +85,7 @@ class Judged:
 def judge(target: Target, f) -> Judged:
     """The target on one op's results file (a compare.summary.OpFile), read as the summary reads it: only rows that
     passed every check and timings not refused as implausible count."""
-    from .summary import best, counted, dims, dtype_key, fraction, short_shape, timing
+    from .summary import best, counted, dims, dtype_key, fraction, iqrs_overlap, is_row, short_shape, timing
 
     out = Judged(target)
     cells = sorted({(t["dtype"], t["shape"]) for t in f.data["timings"]},
@@ -102,7 +96,7 @@ def judge(target: Target, f) -> Judged:
         where = f"{dtype} {short_shape(shape)}"
         if target.at_least is not None:
             for rows in target.rows:
-                t = (timing(f, rows, dtype, shape) if ":" in rows else best(f, rows, dtype, shape))
+                t = timing(f, rows, dtype, shape) if is_row(rows) else best(f, rows, dtype, shape)
                 t = t if t is not None and counted(f, t) else None
                 if t is None:
                     out.unjudged.append(f"{where} {_name(rows)}: no passing row timed")
@@ -125,8 +119,9 @@ def judge(target: Target, f) -> Judged:
             elif ours["median_ms"] <= theirs["median_ms"]:
                 out.met += 1
             else:
+                noise = " (IQRs overlap)" if iqrs_overlap(theirs, ours) else ""  # a miss within the noise
                 out.missed.append(f"{where} `{ours['impl']}` {ours['median_ms'] * 1e3:.1f} µs, `{other}` "
-                                  f"{theirs['median_ms'] * 1e3:.1f} µs{_overlap(ours, theirs)}")
+                                  f"{theirs['median_ms'] * 1e3:.1f} µs{noise}")
     return out
 
 
