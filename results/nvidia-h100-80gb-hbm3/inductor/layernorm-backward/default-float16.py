@@ -1,4 +1,4 @@
-# torch:compile, float16, M=4096 N=1024: output code captured from torch.compile (torch 2.11.0+cu130) by `python -m compare layernorm-backward --check-rows 4`
+# torch:compile, float16, M=4096 N=1024: output code captured from torch.compile (torch 2.11.0+cu130) by `python -m compare layernorm-backward rmsnorm-backward --check-rows 8`
 # AOT ID: ['85_forward']
 from ctypes import c_void_p, c_long, c_int
 import torch
@@ -35,7 +35,7 @@ async_compile = AsyncCompile()
 empty_strided_p2p = torch._C._distributed_c10d._SymmetricMemory.empty_strided_p2p
 
 
-# kernel path: /tmp/tmpn1rgd5lh/s6/cs6cqlb7koynsxut2tocdmgdj3lfyjqyao4tp6ird727wxqrqrdt.py
+# kernel path: /tmp/tmp5x4gd7qt/s6/cs6cqlb7koynsxut2tocdmgdj3lfyjqyao4tp6ird727wxqrqrdt.py
 # Topologically Sorted Source Nodes: [layer_norm], Original ATen: [aten.native_layer_norm]
 # Source node to ATen node mapping:
 #   layer_norm => add, add_1, convert_element_type, convert_element_type_1, mul, mul_1, rsqrt, sub, var_mean
@@ -214,7 +214,7 @@ async_compile = AsyncCompile()
 empty_strided_p2p = torch._C._distributed_c10d._SymmetricMemory.empty_strided_p2p
 
 
-# kernel path: /tmp/tmpn1rgd5lh/pa/cpa6a327bb3e3xspst6fd3ivmlajwsmw4dirp3ssf5nuzl55j2a2.py
+# kernel path: /tmp/tmp5x4gd7qt/pa/cpa6a327bb3e3xspst6fd3ivmlajwsmw4dirp3ssf5nuzl55j2a2.py
 # Topologically Sorted Source Nodes: [convert_element_type_2, layer_norm, mul_8, sum_3, sum_4], Original ATen: [aten.native_layer_norm_backward, aten.native_layer_norm]
 # Source node to ATen node mapping:
 #   convert_element_type_2 => convert_element_type_2
@@ -295,7 +295,7 @@ def triton_red_fused_native_layer_norm_native_layer_norm_backward_0(in_ptr0, in_
 ''', device_str='cuda')
 
 
-# kernel path: /tmp/tmpn1rgd5lh/ze/czetp64oidfzvmm4xmeavj6qks7amemhubty663ugnfncrntcrnx.py
+# kernel path: /tmp/tmp5x4gd7qt/ze/czetp64oidfzvmm4xmeavj6qks7amemhubty663ugnfncrntcrnx.py
 # Topologically Sorted Source Nodes: [convert_element_type_2, layer_norm, mul_8, sum_3, convert_element_type_7], Original ATen: [aten.native_layer_norm_backward, aten.native_layer_norm]
 # Source node to ATen node mapping:
 #   convert_element_type_2 => convert_element_type_2
@@ -356,7 +356,7 @@ def triton_per_fused_native_layer_norm_native_layer_norm_backward_1(in_ptr0, out
 ''', device_str='cuda')
 
 
-# kernel path: /tmp/tmpn1rgd5lh/ve/cvesuzwkpcrphk533mlqpf32vtxv6rudj6c73qay2vvn5joavzya.py
+# kernel path: /tmp/tmp5x4gd7qt/ve/cvesuzwkpcrphk533mlqpf32vtxv6rudj6c73qay2vvn5joavzya.py
 # Topologically Sorted Source Nodes: [convert_element_type_2, convert_element_type_4, mul_3, mul_4, sum_1, layer_norm, mul_5, sum_2, mul_6, sub_2, sub_3, div, mul_7, convert_element_type_6], Original ATen: [aten.native_layer_norm_backward, aten.native_layer_norm]
 # Source node to ATen node mapping:
 #   convert_element_type_2 => convert_element_type_2

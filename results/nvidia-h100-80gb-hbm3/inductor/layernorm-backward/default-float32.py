@@ -1,4 +1,4 @@
-# torch:compile, float32, M=4096 N=1024: output code captured from torch.compile (torch 2.11.0+cu130) by `python -m compare layernorm-backward --check-rows 4`
+# torch:compile, float32, M=4096 N=1024: output code captured from torch.compile (torch 2.11.0+cu130) by `python -m compare layernorm-backward rmsnorm-backward --check-rows 8`
 # AOT ID: ['84_forward']
 from ctypes import c_void_p, c_long, c_int
 import torch
@@ -35,7 +35,7 @@ async_compile = AsyncCompile()
 empty_strided_p2p = torch._C._distributed_c10d._SymmetricMemory.empty_strided_p2p
 
 
-# kernel path: /tmp/tmpntl91cw2/tw/ctwp62aaq5rj3oa7klzwr5tp65dbnryiqutxhpcxndib47bzm3kc.py
+# kernel path: /tmp/tmpy1gexad0/tw/ctwp62aaq5rj3oa7klzwr5tp65dbnryiqutxhpcxndib47bzm3kc.py
 # Topologically Sorted Source Nodes: [layer_norm], Original ATen: [aten.native_layer_norm]
 # Source node to ATen node mapping:
 #   layer_norm => add, add_1, mul, mul_1, rsqrt, sub, var_mean
@@ -208,7 +208,7 @@ async_compile = AsyncCompile()
 empty_strided_p2p = torch._C._distributed_c10d._SymmetricMemory.empty_strided_p2p
 
 
-# kernel path: /tmp/tmpntl91cw2/xb/cxbo2ubcdt755mfmte4upymmhpipbey5awbpduqx6qcaetloajts.py
+# kernel path: /tmp/tmpy1gexad0/xb/cxbo2ubcdt755mfmte4upymmhpipbey5awbpduqx6qcaetloajts.py
 # Topologically Sorted Source Nodes: [layer_norm, mul_8, sum_3, sum_4], Original ATen: [aten.native_layer_norm, aten.native_layer_norm_backward]
 # Source node to ATen node mapping:
 #   layer_norm => mul, sub
@@ -284,7 +284,7 @@ def triton_red_fused_native_layer_norm_native_layer_norm_backward_0(in_ptr0, in_
 ''', device_str='cuda')
 
 
-# kernel path: /tmp/tmpntl91cw2/2u/c2uzo5ht73jdjwtra223swpglk527ghkeuzs6nlaez5xk7rhiabg.py
+# kernel path: /tmp/tmpy1gexad0/2u/c2uzo5ht73jdjwtra223swpglk527ghkeuzs6nlaez5xk7rhiabg.py
 # Topologically Sorted Source Nodes: [layer_norm, mul_8, sum_3], Original ATen: [aten.native_layer_norm, aten.native_layer_norm_backward]
 # Source node to ATen node mapping:
 #   layer_norm => mul, sub
@@ -338,7 +338,7 @@ def triton_per_fused_native_layer_norm_native_layer_norm_backward_1(in_ptr0, out
 ''', device_str='cuda')
 
 
-# kernel path: /tmp/tmpntl91cw2/rt/crtp3pvmmr2m7wkfconk65hj5plcl44nxrdtxf3wno2gsngafozy.py
+# kernel path: /tmp/tmpy1gexad0/rt/crtp3pvmmr2m7wkfconk65hj5plcl44nxrdtxf3wno2gsngafozy.py
 # Topologically Sorted Source Nodes: [mul_3, mul_4, sum_1, layer_norm, mul_5, sum_2, mul_6, sub_2, sub_3, div, mul_7], Original ATen: [aten.native_layer_norm_backward, aten.native_layer_norm]
 # Source node to ATen node mapping:
 #   div => div

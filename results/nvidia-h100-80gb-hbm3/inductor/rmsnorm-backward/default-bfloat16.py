@@ -1,4 +1,4 @@
-# torch:compile, bfloat16, M=4096 N=1024: output code captured from torch.compile (torch 2.11.0+cu130) by `python -m compare rmsnorm-backward --check-rows 4`
+# torch:compile, bfloat16, M=4096 N=1024: output code captured from torch.compile (torch 2.11.0+cu130) by `python -m compare layernorm-backward rmsnorm-backward --check-rows 8`
 # AOT ID: ['86_forward']
 from ctypes import c_void_p, c_long, c_int
 import torch
@@ -35,7 +35,7 @@ async_compile = AsyncCompile()
 empty_strided_p2p = torch._C._distributed_c10d._SymmetricMemory.empty_strided_p2p
 
 
-# kernel path: /tmp/tmpr6bbtevm/hn/chnwe6wkxjxkoyyx366oixszi4hwb4wqd3rlxlqefboy7gfdqwei.py
+# kernel path: /tmp/tmp38t3o167/hn/chnwe6wkxjxkoyyx366oixszi4hwb4wqd3rlxlqefboy7gfdqwei.py
 # Topologically Sorted Source Nodes: [rms_norm], Original ATen: [aten._fused_rms_norm]
 # Source node to ATen node mapping:
 #   rms_norm => add, convert_element_type, convert_element_type_1, mean, mul, mul_1, pow_1, rsqrt
@@ -195,7 +195,7 @@ async_compile = AsyncCompile()
 empty_strided_p2p = torch._C._distributed_c10d._SymmetricMemory.empty_strided_p2p
 
 
-# kernel path: /tmp/tmpr6bbtevm/jg/cjgby6lu6iubtlojugkt5yx3jdffjsptnbvxpgqiwcwyjlre5rwi.py
+# kernel path: /tmp/tmp38t3o167/jg/cjgby6lu6iubtlojugkt5yx3jdffjsptnbvxpgqiwcwyjlre5rwi.py
 # Topologically Sorted Source Nodes: [convert_element_type_2, rms_norm, mul_7, sum_2], Original ATen: [aten._fused_rms_norm_backward, aten._fused_rms_norm]
 # Source node to ATen node mapping:
 #   convert_element_type_2 => convert_element_type_2
@@ -264,7 +264,7 @@ def triton_red_fused__fused_rms_norm__fused_rms_norm_backward_0(in_ptr0, in_ptr1
 ''', device_str='cuda')
 
 
-# kernel path: /tmp/tmpr6bbtevm/c7/cc7vc6ey4mrz7fcwpmydqjln3hvjzsivlempjpjd6nib36tsopp3.py
+# kernel path: /tmp/tmp38t3o167/c7/cc7vc6ey4mrz7fcwpmydqjln3hvjzsivlempjpjd6nib36tsopp3.py
 # Topologically Sorted Source Nodes: [convert_element_type_2, rms_norm, mul_7, sum_2, convert_element_type_6], Original ATen: [aten._fused_rms_norm_backward, aten._fused_rms_norm]
 # Source node to ATen node mapping:
 #   convert_element_type_2 => convert_element_type_2
@@ -324,7 +324,7 @@ def triton_per_fused__fused_rms_norm__fused_rms_norm_backward_1(in_ptr0, out_ptr
 ''', device_str='cuda')
 
 
-# kernel path: /tmp/tmpr6bbtevm/6w/c6wgiivh7564lhj2rcjan2yzqdgn5obm2e47vkpze6fdpozd7fwd.py
+# kernel path: /tmp/tmp38t3o167/6w/c6wgiivh7564lhj2rcjan2yzqdgn5obm2e47vkpze6fdpozd7fwd.py
 # Topologically Sorted Source Nodes: [convert_element_type_2, convert_element_type_4, mul_2, rms_norm, mul_4, sum_1, div, mul_5, sub, mul_6, convert_element_type_5], Original ATen: [aten._fused_rms_norm_backward, aten._fused_rms_norm]
 # Source node to ATen node mapping:
 #   convert_element_type_2 => convert_element_type_2

@@ -1,4 +1,4 @@
-# torch:compile, float16, M=4096 N=1024: output code captured from torch.compile (torch 2.11.0+cu130) by `python -m compare rmsnorm-backward --check-rows 4`
+# torch:compile, float16, M=4096 N=1024: output code captured from torch.compile (torch 2.11.0+cu130) by `python -m compare layernorm-backward rmsnorm-backward --check-rows 8`
 # AOT ID: ['85_forward']
 from ctypes import c_void_p, c_long, c_int
 import torch
@@ -35,7 +35,7 @@ async_compile = AsyncCompile()
 empty_strided_p2p = torch._C._distributed_c10d._SymmetricMemory.empty_strided_p2p
 
 
-# kernel path: /tmp/tmpiixs6r_a/n2/cn25rmil7g2iiyvjflxdf7puyfn4yzt5qtfzwjsihprdgipmbkfg.py
+# kernel path: /tmp/tmpcc78kk5z/n2/cn25rmil7g2iiyvjflxdf7puyfn4yzt5qtfzwjsihprdgipmbkfg.py
 # Topologically Sorted Source Nodes: [rms_norm], Original ATen: [aten._fused_rms_norm]
 # Source node to ATen node mapping:
 #   rms_norm => add, convert_element_type, convert_element_type_1, mean, mul, mul_1, pow_1, rsqrt
@@ -195,7 +195,7 @@ async_compile = AsyncCompile()
 empty_strided_p2p = torch._C._distributed_c10d._SymmetricMemory.empty_strided_p2p
 
 
-# kernel path: /tmp/tmpiixs6r_a/2a/c2asccvquovc3afoibm7iqdlyl7hsm3ex2ijp2t5e5zvqnrh22w5.py
+# kernel path: /tmp/tmpcc78kk5z/2a/c2asccvquovc3afoibm7iqdlyl7hsm3ex2ijp2t5e5zvqnrh22w5.py
 # Topologically Sorted Source Nodes: [convert_element_type_2, rms_norm, mul_7, sum_2], Original ATen: [aten._fused_rms_norm_backward, aten._fused_rms_norm]
 # Source node to ATen node mapping:
 #   convert_element_type_2 => convert_element_type_2
@@ -264,7 +264,7 @@ def triton_red_fused__fused_rms_norm__fused_rms_norm_backward_0(in_ptr0, in_ptr1
 ''', device_str='cuda')
 
 
-# kernel path: /tmp/tmpiixs6r_a/b6/cb647n4ylphmsjuvhvuhtcv6tdw6gn5hmfn5mxolh2arryfpj2zj.py
+# kernel path: /tmp/tmpcc78kk5z/b6/cb647n4ylphmsjuvhvuhtcv6tdw6gn5hmfn5mxolh2arryfpj2zj.py
 # Topologically Sorted Source Nodes: [convert_element_type_2, rms_norm, mul_7, sum_2, convert_element_type_6], Original ATen: [aten._fused_rms_norm_backward, aten._fused_rms_norm]
 # Source node to ATen node mapping:
 #   convert_element_type_2 => convert_element_type_2
@@ -324,7 +324,7 @@ def triton_per_fused__fused_rms_norm__fused_rms_norm_backward_1(in_ptr0, out_ptr
 ''', device_str='cuda')
 
 
-# kernel path: /tmp/tmpiixs6r_a/72/c72hrsczvgeqggu37y5ayb4pjvp73jyhcp3utwtb5ci7q7vt7hu3.py
+# kernel path: /tmp/tmpcc78kk5z/72/c72hrsczvgeqggu37y5ayb4pjvp73jyhcp3utwtb5ci7q7vt7hu3.py
 # Topologically Sorted Source Nodes: [convert_element_type_2, convert_element_type_4, mul_2, rms_norm, mul_4, sum_1, div, mul_5, sub, mul_6, convert_element_type_5], Original ATen: [aten._fused_rms_norm_backward, aten._fused_rms_norm]
 # Source node to ATen node mapping:
 #   convert_element_type_2 => convert_element_type_2

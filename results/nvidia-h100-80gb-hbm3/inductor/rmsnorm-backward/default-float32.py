@@ -1,4 +1,4 @@
-# torch:compile, float32, M=4096 N=1024: output code captured from torch.compile (torch 2.11.0+cu130) by `python -m compare rmsnorm-backward --check-rows 4`
+# torch:compile, float32, M=4096 N=1024: output code captured from torch.compile (torch 2.11.0+cu130) by `python -m compare layernorm-backward rmsnorm-backward --check-rows 8`
 # AOT ID: ['84_forward']
 from ctypes import c_void_p, c_long, c_int
 import torch
@@ -35,7 +35,7 @@ async_compile = AsyncCompile()
 empty_strided_p2p = torch._C._distributed_c10d._SymmetricMemory.empty_strided_p2p
 
 
-# kernel path: /tmp/tmpv8ku358m/cv/ccvh5cbew2fnaphir25e7plpv5ppuehwf6xc7ijzyjmxywykcstc.py
+# kernel path: /tmp/tmp3mtx_7q5/cv/ccvh5cbew2fnaphir25e7plpv5ppuehwf6xc7ijzyjmxywykcstc.py
 # Topologically Sorted Source Nodes: [rms_norm], Original ATen: [aten._fused_rms_norm]
 # Source node to ATen node mapping:
 #   rms_norm => add, mean, mul, mul_1, pow_1, rsqrt
@@ -190,7 +190,7 @@ async_compile = AsyncCompile()
 empty_strided_p2p = torch._C._distributed_c10d._SymmetricMemory.empty_strided_p2p
 
 
-# kernel path: /tmp/tmpv8ku358m/5r/c5raq5bi7rxdqpw2d62bsfos7my4o4weh5zmlefpc5bamwuh7kjt.py
+# kernel path: /tmp/tmp3mtx_7q5/5r/c5raq5bi7rxdqpw2d62bsfos7my4o4weh5zmlefpc5bamwuh7kjt.py
 # Topologically Sorted Source Nodes: [rms_norm, mul_7, sum_2], Original ATen: [aten._fused_rms_norm, aten._fused_rms_norm_backward]
 # Source node to ATen node mapping:
 #   mul_7 => mul_7
@@ -254,7 +254,7 @@ def triton_red_fused__fused_rms_norm__fused_rms_norm_backward_0(in_ptr0, in_ptr1
 ''', device_str='cuda')
 
 
-# kernel path: /tmp/tmpv8ku358m/v2/cv22oc3ulldep4qnczgxtmhk37plxtyqnronxpjj4ofgu2cy357i.py
+# kernel path: /tmp/tmp3mtx_7q5/v2/cv22oc3ulldep4qnczgxtmhk37plxtyqnronxpjj4ofgu2cy357i.py
 # Topologically Sorted Source Nodes: [rms_norm, mul_7, sum_2], Original ATen: [aten._fused_rms_norm, aten._fused_rms_norm_backward]
 # Source node to ATen node mapping:
 #   mul_7 => mul_7
@@ -307,7 +307,7 @@ def triton_per_fused__fused_rms_norm__fused_rms_norm_backward_1(in_ptr0, out_ptr
 ''', device_str='cuda')
 
 
-# kernel path: /tmp/tmpv8ku358m/fz/cfzv2zjpx2exsi6ftgloalsaq6msfkenvanavbd7e2tlu3u2cwb2.py
+# kernel path: /tmp/tmp3mtx_7q5/fz/cfzv2zjpx2exsi6ftgloalsaq6msfkenvanavbd7e2tlu3u2cwb2.py
 # Topologically Sorted Source Nodes: [mul_2, rms_norm, mul_4, sum_1, div, mul_5, sub, mul_6], Original ATen: [aten._fused_rms_norm_backward, aten._fused_rms_norm]
 # Source node to ATen node mapping:
 #   div => div
