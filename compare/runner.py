@@ -596,36 +596,62 @@ def _check(pool, op: Op, impl, case: schedule.CheckCase, device, seconds: dict |
     """One case, beside the other rows' checks; where the GPU's memory, shared with them, ran out, the case again
     with the GPU alone (rows checked at once each hold a case's inputs, outputs and float64 reference: eight rows
     of a large case can fill a GPU that holds any one of them), and an error only where it does not fit alone.
-    alone: the case has the GPU to itself from the start (a first call that autotunes: checked_alone)."""
+    alone: the case may need the GPU to itself from the start (a first call that autotunes: checked_alone). A Triton
+    row's such case is first called beside the other rows with its autotuning untimed (_compiled_beside_others),
+    which compiles its kernels, and has the GPU alone only where an autotuner still has a choice to time."""
     seconds = seconds if seconds is not None else {}
+    inputs, compiled_s = None, 0.0
+    if alone and isinstance(_gate, _GpuGate) and impl.backend == "triton":
+        inputs, alone, compiled_s = _compiled_beside_others(pool, op, impl, case, device, seconds)
     if alone and isinstance(_gate, _GpuGate):  # one row at a time (_NoGate): every case has the GPU alone anyway
         phase = "checks/first calls at a shape, alone (autotuning)"
     else:
         try:
             with _gate.shared():  # inputs, calls and judging all use the GPU
-                return _check_case(pool, op, impl, case, device, seconds)
+                return _check_case(pool, op, impl, case, device, seconds, inputs, compiled_s)
         except _OutOfMemory:
-            pass
+            inputs = None  # made again with the GPU alone
         phase = "checks/run again alone, out of GPU memory beside other rows"
     clock = _PhaseClock(seconds)
     with clock(phase), _gate.exclusive():
         _empty_cache()  # what the parent's threads left cached goes back before the case runs alone
         try:
-            return _check_case(pool, op, impl, case, device, seconds)
+            return _check_case(pool, op, impl, case, device, seconds, inputs, compiled_s)
         except _OutOfMemory as oom:
             return check.failed_result(op, impl.name, case, "error",
                                        f"out of GPU memory with the GPU to itself: {oom}; this case does not fit "
                                        f"this GPU (smaller check shapes in the spec, or a GPU with more memory)")
 
 
-def _check_case(pool, op: Op, impl, case: schedule.CheckCase, device, seconds: dict) -> check.CheckResult:
-    """One case: the inputs made here, the calls in the worker, the judgment here; seconds gets the wall time of
-    the parent's two parts (the phase table's lines 'of the checks'). Running out of GPU memory raises
-    _OutOfMemory, whichever process ran out, once both have given back what they hold cached."""
+def _compiled_beside_others(pool, op: Op, impl, case: schedule.CheckCase, device, seconds: dict):
+    """The case's inputs, whether its calls still need the GPU alone, and the seconds of a first call made beside
+    the other rows' checks on its warm-up inputs with autotuning untimed (compare.worker.compile_case): Triton's
+    JIT compilation is host work, seconds a kernel, which the GPU-alone section would otherwise hold every other
+    row back for. Where that call ran out of GPU memory, no inputs: the case makes them again, alone."""
+    clock = _PhaseClock(seconds)
+    with clock("checks/first calls at a shape, compiled beside other rows"), _gate.shared():
+        try:
+            inputs = check.case_inputs(op, case, device)
+            needs_alone, compiled_s = _call(pool, impl, "compile_case", inputs.warmup)
+            return inputs, needs_alone, compiled_s
+        except (RowFailure, torch.OutOfMemoryError):
+            pass
+        inputs = None  # here, not in the except clause, whose traceback holds the tensors of its frames
+        _release_cached_memory(pool, impl)
+    return None, True, 0.0
+
+
+def _check_case(pool, op: Op, impl, case: schedule.CheckCase, device, seconds: dict, inputs=None,
+                compiled_s: float = 0.0) -> check.CheckResult:
+    """One case: the inputs made here (or given, made by _compiled_beside_others), the calls in the worker, the
+    judgment here; seconds gets the wall time of the parent's two parts (the phase table's lines 'of the checks').
+    compiled_s: the seconds of a first call made before, counted in the case's warm-up. Running out of GPU memory
+    raises _OutOfMemory, whichever process ran out, once both have given back what they hold cached."""
     clock = _PhaseClock(seconds)
     try:
-        with clock("checks/making inputs, in the parent"):
-            inputs = check.case_inputs(op, case, device)
+        if inputs is None:
+            with clock("checks/making inputs, in the parent"):
+                inputs = check.case_inputs(op, case, device)
         start = time.perf_counter()
         try:
             outputs = _call(pool, impl, "call_case", inputs.warmup, inputs.a, inputs.b, case.layout is not None,
@@ -648,7 +674,7 @@ def _check_case(pool, op: Op, impl, case: schedule.CheckCase, device, seconds: d
         inputs = outputs = None
         _release_cached_memory(pool, impl)
         raise _OutOfMemory(f"in the parent: {parent_ran_out}")
-    r.warmup_s = outputs.warmup_s if outputs.warmup_s else time.perf_counter() - start
+    r.warmup_s = compiled_s + (outputs.warmup_s if outputs.warmup_s else time.perf_counter() - start)
     if _case_bytes(inputs.a) >= RELEASE_AFTER_BYTES:
         del inputs, outputs
         _release_cached_memory(pool, impl)

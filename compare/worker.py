@@ -169,6 +169,94 @@ def call_case(warmup, inputs_a, inputs_b, may_refuse: bool, fn=None) -> CaseOutp
     return CaseOutputs(_handover(first_a), _handover(out_a), _handover(out_b), warmup_s=warmup_s)
 
 
+def compile_case(warmup) -> tuple[bool, float]:
+    """A Triton row's first call at a dtype and shape, made beside other rows' checks before the case whose warm-up
+    may autotune runs with the GPU alone (compare.runner._check): every kernel the call reaches is compiled here,
+    each autotuned kernel's every configuration launched once and left untimed, so that the GPU-alone section spends
+    its time benchmarking rather than compiling on the host while the other rows wait. Returns whether an autotuned
+    kernel still has a choice to make by timing (False where each tuning key's choice came from Triton's disk
+    cache, or pruning left one configuration, or no autotuned kernel was called: the case then needs no section
+    alone), and the call's wall seconds. Nothing this call chooses is kept: the tuning keys its untimed launches
+    filled are forgotten, and Triton's disk cache of autotuning results is read here, never written. A call that
+    raises reports a choice left to make, so the case runs as it would have, alone, and its error is judged there."""
+    start = time.perf_counter()
+    with _untimed_autotuning() as tuned:
+        try:
+            out = _fn()(*warmup)
+            del out
+            _sync(warmup[0].device)
+        except Exception:  # noqa: BLE001  (the case itself, run next, reports it)
+            return True, time.perf_counter() - start
+    return bool(tuned), time.perf_counter() - start
+
+
+@contextlib.contextmanager
+def _untimed_autotuning():
+    """Inside: Triton's autotuners launch each configuration once instead of timing it, keep no choice so made, and
+    write nothing to their disk cache (reading it as ever). Yields the list of autotuners that had a choice to make
+    by timing. Patched on the classes and the module, so every autotuned kernel the row reaches is covered, whatever
+    module defines it; restored on the way out."""
+    from triton.runtime import autotuner
+
+    tuned: list = []
+    original_run, original_bench = autotuner.Autotuner.run, autotuner.Autotuner._bench
+    original_manager = autotuner.get_cache_manager
+
+    def run(self, *args, **kwargs):
+        known = set(self.cache)
+        try:
+            return original_run(self, *args, **kwargs)
+        finally:
+            if self in tuned:  # the keys filled by untimed launches: the timed call chooses again
+                for key in set(self.cache) - known:
+                    del self.cache[key]
+
+    def bench(self, *args, config, **meta):
+        if self not in tuned:
+            tuned.append(self)
+        # do_bench is a cached property (Triton's benchmarker, looked up on first use): the instance's own entry
+        # is swapped, and the lookup is left for the timed call
+        timed = self.__dict__.get("do_bench", _NONE)
+        self.__dict__["do_bench"] = _launch_once
+        try:
+            return original_bench(self, *args, config=config, **meta)
+        finally:
+            if timed is _NONE:
+                del self.__dict__["do_bench"]
+            else:
+                self.__dict__["do_bench"] = timed
+
+    autotuner.Autotuner.run, autotuner.Autotuner._bench = run, bench
+    autotuner.get_cache_manager = lambda key: _ReadOnlyCache(original_manager(key))
+    try:
+        yield tuned
+    finally:
+        autotuner.Autotuner.run, autotuner.Autotuner._bench = original_run, original_bench
+        autotuner.get_cache_manager = original_manager
+
+
+_NONE = object()
+
+
+def _launch_once(kernel_call, quantiles=None, **_):
+    """An autotuner's benchmark replaced by one launch (compiling the configuration), timed as 0."""
+    kernel_call()
+    return [0.0, 0.0, 0.0]
+
+
+class _ReadOnlyCache:
+    """Triton's cache manager for one autotuning key, its files readable and nothing written."""
+
+    def __init__(self, manager):
+        self._manager = manager
+
+    def get_file(self, name):
+        return self._manager.get_file(name)
+
+    def put(self, *args, **kwargs):
+        return None
+
+
 @dataclasses.dataclass
 class TimedOutputs:
     timing: timing.Timing
@@ -382,13 +470,9 @@ def run_autotune_configs_once(impl: Impl) -> None:
     benchmarking each: what the interpreter can afford, and what compute-sanitizer needs (one launch of every
     config)."""
 
-    def run_once(kernel_call, quantiles=None, **_):
-        kernel_call()
-        return [0.0, 0.0, 0.0]
-
     for _, obj in _triton_kernels(impl):
         if hasattr(obj, "configs") and hasattr(obj, "fn"):
-            obj.do_bench = run_once
+            obj.do_bench = _launch_once
 
 
 # ---- harness-only calls (run in a worker that loads no row) -------------------------------------------------------

@@ -60,7 +60,7 @@ def test_rows_checked_at_once_get_the_same_checks_as_one_after_another():
 
 
 class _Row:
-    name = "triton:basic"
+    name, backend = "triton:basic", "triton"
 
 
 def _one_case(op_name="gelu"):
@@ -79,7 +79,7 @@ def test_a_case_out_of_gpu_memory_beside_other_rows_runs_again_with_the_gpu_alon
     gate, tries = runner._GpuGate(), []
     monkeypatch.setattr(runner, "_gate", gate)
 
-    def case_that_fits_alone(pool, op, impl, case, device, seconds):
+    def case_that_fits_alone(pool, op, impl, case, device, seconds, *made):
         tries.append(gate._exclusive)
         if not gate._exclusive:
             raise runner._OutOfMemory("in the parent: CUDA out of memory")
@@ -99,7 +99,7 @@ def test_a_case_out_of_gpu_memory_alone_is_an_error_of_that_case_not_of_the_run(
     op, case = _one_case()
     monkeypatch.setattr(runner, "_gate", runner._GpuGate())
 
-    def case_too_large(pool, op, impl, case, device, seconds):
+    def case_too_large(pool, op, impl, case, device, seconds, *made):
         raise runner._OutOfMemory("in the row's worker: OutOfMemoryError: CUDA out of memory")
 
     monkeypatch.setattr(runner, "_check_case", case_too_large)
@@ -275,16 +275,35 @@ def test_a_row_that_autotunes_meets_each_dtype_and_shape_first_with_the_gpu_alon
     gate, held = runner._GpuGate(), []
     monkeypatch.setattr(runner, "_gate", gate)
 
-    def case_recording_the_gate(pool, op, impl, case, device, seconds):
+    def case_recording_the_gate(pool, op, impl, case, device, seconds, inputs=None, compiled_s=0.0):
         held.append(gate._exclusive)
-        return check.failed_result(op, impl.name, case, "ok", "")
+        result = check.failed_result(op, impl.name, case, "ok", "")
+        result.warmup_s = compiled_s + 1.0
+        return result
+
+    # A Triton row's first call at a shape is made beside the others first, its autotuning untimed
+    # (compare.worker.compile_case); the case then has the GPU alone where a choice is left to time, and only there.
+    choice_left, compiled = [True, False], []
+
+    def compiled_beside_others(pool, op, impl, case, device, seconds):
+        compiled.append(gate._exclusive)
+        return "the case's inputs", choice_left.pop(0), 2.0
 
     monkeypatch.setattr(runner, "_check_case", case_recording_the_gate)
+    monkeypatch.setattr(runner, "_compiled_beside_others", compiled_beside_others)
     gelu, case = _one_case()
     seconds = {}
+    first = runner._check(None, gelu, _Row(), case, "cpu", seconds, alone=True)
     runner._check(None, gelu, _Row(), case, "cpu", seconds, alone=True)
     runner._check(None, gelu, _Row(), case, "cpu", seconds)
-    assert held == [True, False] and "checks/first calls at a shape, alone (autotuning)" in seconds
+    assert compiled == [False, False] and held == [True, False, False]
+    assert first.warmup_s == 3.0  # the first call's seconds count in the case's warm-up (Triton's first calls)
+    assert "checks/first calls at a shape, alone (autotuning)" in seconds
+    # A row of another backend that tunes when first called (torch.compile's max-autotune) has it alone at once.
+    compile_row = type("_CompileRow", (), {"name": "torch:compile-max-autotune", "backend": "torch"})()
+    held.clear()
+    runner._check(None, gelu, compile_row, case, "cpu", {}, alone=True)
+    assert held == [True] and len(compiled) == 2
     # One row at a time, every case has the GPU alone: no phase of its own.
     monkeypatch.setattr(runner, "_gate", runner._NoGate())
     serial = {}

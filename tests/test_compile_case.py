@@ -1,0 +1,112 @@
+"""compare.worker.compile_case: a Triton row's first call at a shape made beside other rows' checks, its autotuning
+untimed (every configuration launched once), so that only the timing of the candidates needs the GPU alone. What it
+must never do: keep a choice made without timing, or write one to Triton's disk cache. Run under the interpreter
+here (Triton's autotuner runs there too), with the autotuner's timing replaced so the real choice is known."""
+import pytest
+import torch
+import triton
+import triton.language as tl
+
+from compare import worker
+
+CONFIGS = [triton.Config({"BLOCK": 16}, num_warps=1), triton.Config({"BLOCK": 32}, num_warps=2)]
+
+
+@triton.autotune(configs=CONFIGS, key=["n"])
+@triton.jit
+def tuned_scale_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    tl.store(y_ptr + offsets, tl.load(x_ptr + offsets, mask=mask) * 2, mask=mask)
+
+
+@triton.jit
+def plain_scale_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    tl.store(y_ptr + offsets, tl.load(x_ptr + offsets, mask=mask) * 2, mask=mask)
+
+
+def tuned_row(x):
+    y = torch.empty_like(x)
+    tuned_scale_kernel[lambda meta: (triton.cdiv(x.numel(), meta["BLOCK"]),)](x, y, x.numel())
+    return y
+
+
+def plain_row(x):
+    y = torch.empty_like(x)
+    plain_scale_kernel[(triton.cdiv(x.numel(), 32),)](x, y, x.numel(), BLOCK=32)
+    return y
+
+
+def failing_row(x):
+    raise ValueError("this row takes no such input")
+
+
+@pytest.fixture
+def timed_launches(monkeypatch):
+    """The autotuner's timing replaced by one that launches and reports BLOCK 32 faster; the launches it timed."""
+    launches = []
+
+    def bench(call, quantiles=None, **_):
+        call()
+        launches.append(call)
+        return [2.0] * 3 if len(launches) % 2 else [1.0] * 3
+
+    tuned_scale_kernel.do_bench = bench  # an instance entry over Triton's cached property (its getter needs a GPU)
+    tuned_scale_kernel.cache.clear()
+    return launches
+
+
+def test_an_autotuned_row_is_compiled_untimed_and_its_choice_is_left_to_the_timed_call(monkeypatch, timed_launches):
+    monkeypatch.setitem(worker._row, "fn", tuned_row)
+    x = torch.arange(100, dtype=torch.float32)
+    choice_left, seconds = worker.compile_case((x,))
+    assert choice_left and seconds >= 0
+    assert timed_launches == [] and tuned_scale_kernel.cache == {}  # launched untimed, nothing kept
+    assert tuned_scale_kernel.do_bench.__name__ == "bench"  # the autotuner's own timing restored
+    assert torch.equal(tuned_row(x), 2 * x)  # the call after it times both configurations and keeps the faster
+    assert len(timed_launches) == 2 and list(tuned_scale_kernel.cache.values())[0].kwargs == {"BLOCK": 32}
+    # Once chosen, a first call made again at that key leaves nothing to time: no section alone.
+    assert worker.compile_case((x,))[0] is False
+    assert len(tuned_scale_kernel.cache) == 1 and len(timed_launches) == 2
+
+
+def test_a_row_without_an_autotuned_kernel_or_that_raises(monkeypatch):
+    x = torch.arange(100, dtype=torch.float32)
+    monkeypatch.setitem(worker._row, "fn", plain_row)
+    assert worker.compile_case((x,))[0] is False
+    monkeypatch.setitem(worker._row, "fn", failing_row)
+    assert worker.compile_case((x,))[0] is True  # the case runs as before, alone, and its error is judged there
+
+
+def test_triton_disk_cache_of_autotuning_is_read_and_never_written_inside(monkeypatch, tmp_path):
+    from triton.runtime import autotuner
+
+    monkeypatch.setattr(autotuner, "get_cache_manager", lambda key: _manager(tmp_path, key))
+    autotuner.get_cache_manager("earlier").put('{"configs_timings": []}', "kernel.autotune.json", binary=False)
+    original = autotuner.get_cache_manager
+    with worker._untimed_autotuning():
+        inside = autotuner.get_cache_manager("earlier")
+        assert inside.get_file("kernel.autotune.json")  # a choice tuned in an earlier run is read
+        inside.put("{}", "other.autotune.json", binary=False)
+        autotuner.get_cache_manager("new key").put("{}", "kernel.autotune.json", binary=False)
+    assert autotuner.get_cache_manager is original
+    written = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*.json"))
+    assert written == ["earlier/kernel.autotune.json"]
+
+
+def _manager(base, key):
+    """A minimal cache manager of Triton's kind in a folder of the test's."""
+
+    class Manager:
+        def get_file(self, name):
+            path = base / key / name
+            return str(path) if path.exists() else None
+
+        def put(self, data, name, binary=True):
+            (base / key).mkdir(parents=True, exist_ok=True)
+            (base / key / name).write_text(data)
+            return str(base / key / name)
+
+    return Manager()
