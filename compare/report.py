@@ -438,13 +438,19 @@ PHASES_NOTE = ("wall seconds of this run per phase: the process's start-up (in t
                "timing' split the timing the same way")
 
 
+GATE_NOTE = ("The lines 'of the rows' phases' are the GPU's sharing out: the wall seconds it was held alone by one "
+             "row (timed cells, first calls that time their autotuning, profiled calls, cases run again out of "
+             "memory; no two overlap, so they are that much of the run's wall time), and the seconds such sections "
+             "waited for their turn and other rows' checks waited behind them, each summed over the rows.")
+
+
 def phases_section(result: OpResult) -> list[Section]:
     if not result.phases:
         return []
     own = {k: v for k, v in result.phases.items() if not is_phase_part(k)}
     at_once = result.isolation.get("rows_checked_at_once", 1)
     overlap = (f" Rows were checked {at_once} at once (--check-rows), so their phases overlap and the total is more "
-               "than the run's wall time." if at_once > 1 else "")
+               f"than the run's wall time. {GATE_NOTE}" if at_once > 1 else "")
     total = sum(own.values())
     rows = [[phase, f"{s:.1f}", f"{s / total:.0%}" if total else ""] for phase, s in result.phases.items()]
     rows.append(["total", f"{total:.1f}", ""])

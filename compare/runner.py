@@ -59,12 +59,17 @@ class _GpuGate:
         self._shared = 0
         self._exclusive = False
         self._waiting = 0
+        # Wall seconds, for the phase table (GATE_LINES): exclusive sections never overlap, so the first is a part
+        # of the run's wall time; the waits are summed over the threads that waited
+        self.seconds = dict.fromkeys(GATE_LINES, 0.0)
 
     @contextlib.contextmanager
     def shared(self):
+        start = time.perf_counter()
         with self._cond:
             self._cond.wait_for(lambda: not self._exclusive and not self._waiting)
             self._shared += 1
+            self.seconds["checks waited"] += time.perf_counter() - start
         try:
             yield
         finally:
@@ -74,17 +79,29 @@ class _GpuGate:
 
     @contextlib.contextmanager
     def exclusive(self):
+        start = time.perf_counter()
         with self._cond:
             self._waiting += 1
             self._cond.wait_for(lambda: not self._exclusive and not self._shared)
             self._waiting -= 1
             self._exclusive = True
+            held = time.perf_counter()
+            self.seconds["alone waited"] += held - start
         try:
             yield
         finally:
             with self._cond:
                 self._exclusive = False
+                self.seconds["held alone"] += time.perf_counter() - held
                 self._cond.notify_all()
+
+
+# The gate's own lines of the phase table (parts, outside its total; compare.report.GATE_NOTE says what they are).
+GATE_LINES = {
+    "held alone": "of the rows' phases: the GPU held alone by one row (wall)",
+    "alone waited": "of the rows' phases: sections alone waiting their turn",
+    "checks waited": "of the rows' phases: checks waiting for sections alone",
+}
 
 
 class _NoGate:
@@ -195,8 +212,9 @@ def run_op(op: Op, options: Options, impls: list[discover.Impl] | None = None) -
 
     starts, start_s = 0, 0.0
     runnable = [impl for impl in impls if status[impl.name].status == Status.OK]
+    gate_seconds = {}
     if options.check_rows > 1 and len(runnable) > 1:
-        outcomes, starts, start_s = _run_rows_at_once(op, runnable, options, timed)
+        outcomes, starts, start_s, gate_seconds = _run_rows_at_once(op, runnable, options, timed)
         for impl in runnable:
             status[impl.name] = outcomes[impl.name].status
             result.add(outcomes[impl.name])
@@ -259,6 +277,7 @@ def run_op(op: Op, options: Options, impls: list[discover.Impl] | None = None) -
     starts, start_s = counted
     _display.clear()
     _sum_phases(result)
+    result.phases.update({GATE_LINES[k]: round(v, 2) for k, v in gate_seconds.items()})
     result.isolation = {"enabled": options.isolate, "worker_starts": starts, "worker_start_s": round(start_s, 3),
                         "worker_per_row": True, "rows_checked_at_once": options.check_rows,
                         "rows_whose_workers_start_ahead": ROWS_STARTED_AHEAD if options.check_rows == 1 else 0}
@@ -297,11 +316,12 @@ def peer_versions(op: Op, impls) -> dict[str, str | None]:
     return {p.pip: p.version() for p in peers if p.installed()}
 
 
-def _run_rows_at_once(op: Op, runnable, options: Options, timed) -> tuple[dict, int, float]:
+def _run_rows_at_once(op: Op, runnable, options: Options, timed) -> tuple[dict, int, float, dict]:
     """The rows, up to options.check_rows at once, each in a worker of its own and driven from a thread of this
-    process; their outcomes by row name, and the worker starts and their seconds."""
+    process; their outcomes by row name, the worker starts and their seconds, and the gate's seconds."""
     global _gate, _row_display
-    _gate, _row_display = _GpuGate(), Silent()
+    gate = _gate = _GpuGate()
+    _row_display = Silent()
     done, lock = [0], threading.Lock()
 
     def one(impl):
@@ -322,7 +342,7 @@ def _run_rows_at_once(op: Op, runnable, options: Options, timed) -> tuple[dict, 
     finally:
         _gate, _row_display = _NoGate(), _display
     return ({impl.name: outcome for impl, outcome, _, _ in finished}, sum(f[2] for f in finished),
-            sum(f[3] for f in finished))
+            sum(f[3] for f in finished), gate.seconds)
 
 
 def _sum_phases(result: OpResult) -> None:

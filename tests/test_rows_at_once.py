@@ -42,6 +42,10 @@ def test_a_timed_section_waits_for_the_checks_in_flight_and_holds_back_new_ones(
     for t in (first, timed, later):
         t.join(5)
     assert log == ["check 1 in", "check 1 out", "timing in", "timing out", "check 2 in", "check 2 out"]
+    # What the phase table gets of it: the timing held the GPU alone about 0.1 s, after waiting about as long for
+    # check 1; check 2 waited for both.
+    held, waited, checks_waited = (gate.seconds[k] for k in ("held alone", "alone waited", "checks waited"))
+    assert 0.09 <= held < 1 and 0.09 <= waited < 1 and checks_waited >= held
 
 
 def test_rows_checked_at_once_get_the_same_checks_as_one_after_another():
@@ -52,6 +56,8 @@ def test_rows_checked_at_once_get_the_same_checks_as_one_after_another():
     one = runner.run_op(op, runner.Options(capture=False, progress=False), impls)
     three = runner.run_op(op, runner.Options(capture=False, progress=False, check_rows=3), impls)
     assert [r.status for r in three.rows] == [r.status for r in one.rows] == ["ok"] * 3
+    gate_lines = [line for line in three.phases if line in runner.GATE_LINES.values()]
+    assert len(gate_lines) == 3 and not any(line in runner.GATE_LINES.values() for line in one.phases)
 
     def key(c):
         return (c.impl, c.dtype, c.shape, c.inputs, c.seed, c.ok)
