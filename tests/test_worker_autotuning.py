@@ -1,7 +1,10 @@
-"""compare.worker.compile_case: a Triton row's first call at a shape made beside other rows' checks, its autotuning
-untimed (every configuration launched once), so that only the timing of the candidates needs the GPU alone. What it
-must never do: keep a choice made without timing, or write one to Triton's disk cache. Run under the interpreter
-here (Triton's autotuner runs there too), with the autotuner's timing replaced so the real choice is known."""
+"""The worker and Triton's autotuner, run under the interpreter here (Triton's autotuner runs there too), with the
+autotuner's timing replaced so that the config each key gets is known:
+  * compare.worker.autotune_picks: what a row's autotuned kernel chose, per tuning key, for the json's build
+    entries (chosen_configs);
+  * compare.worker.compile_case: a Triton row's first call at a shape made beside other rows' checks, its
+    autotuning untimed (every configuration launched once), so that only the timing of the candidates needs the GPU
+    alone. What it must never do: keep a choice made without timing, or write one to Triton's disk cache."""
 import pytest
 import torch
 import triton
@@ -14,28 +17,52 @@ CONFIGS = [triton.Config({"BLOCK": 16}, num_warps=1), triton.Config({"BLOCK": 32
 
 @triton.autotune(configs=CONFIGS, key=["n"])
 @triton.jit
-def tuned_scale_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+def scale_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offsets < n
     tl.store(y_ptr + offsets, tl.load(x_ptr + offsets, mask=mask) * 2, mask=mask)
 
 
-@triton.jit
-def plain_scale_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
-    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = offsets < n
-    tl.store(y_ptr + offsets, tl.load(x_ptr + offsets, mask=mask) * 2, mask=mask)
+@pytest.fixture(autouse=True)
+def no_choice_made():
+    """Each test starts and ends with the kernel's autotuner holding no choice."""
+    scale_kernel.cache.clear()
+    yield
+    scale_kernel.cache.clear()
+
+
+def test_each_tuning_key_is_listed_with_its_parameters_dtypes_and_the_config_it_got():
+    timings = iter([[2.0] * 3, [1.0] * 3, [1.0] * 3, [2.0] * 3])  # n = 100 gets BLOCK 32, n = 50 BLOCK 16
+
+    def bench(call, quantiles=None, **_):
+        call()
+        return next(timings)
+
+    scale_kernel.do_bench = bench
+    for n, dtype in ((100, torch.float32), (50, torch.float16)):
+        x = torch.ones(n, dtype=dtype)
+        y = torch.empty_like(x)
+        scale_kernel[lambda meta: (triton.cdiv(n, meta["BLOCK"]),)](x, y, n)
+        assert torch.equal(y, 2 * x)
+    picks = worker.autotune_picks(scale_kernel)
+    assert len(picks) == 2
+    assert picks[0].startswith("n=100, torch.float32: BLOCK: 32, num_warps: 2")
+    assert picks[1].startswith("n=50, torch.float16: BLOCK: 16, num_warps: 1")
+
+
+def test_a_kernel_that_does_not_autotune_has_no_picks():
+    assert worker.autotune_picks(scale_kernel.fn) == []
 
 
 def tuned_row(x):
     y = torch.empty_like(x)
-    tuned_scale_kernel[lambda meta: (triton.cdiv(x.numel(), meta["BLOCK"]),)](x, y, x.numel())
+    scale_kernel[lambda meta: (triton.cdiv(x.numel(), meta["BLOCK"]),)](x, y, x.numel())
     return y
 
 
 def plain_row(x):
     y = torch.empty_like(x)
-    plain_scale_kernel[(triton.cdiv(x.numel(), 32),)](x, y, x.numel(), BLOCK=32)
+    scale_kernel.fn[(triton.cdiv(x.numel(), 32),)](x, y, x.numel(), BLOCK=32)  # the kernel itself, not tuned
     return y
 
 
@@ -53,8 +80,7 @@ def timed_launches(monkeypatch):
         launches.append(call)
         return [2.0] * 3 if len(launches) % 2 else [1.0] * 3
 
-    tuned_scale_kernel.do_bench = bench  # an instance entry over Triton's cached property (its getter needs a GPU)
-    tuned_scale_kernel.cache.clear()
+    scale_kernel.do_bench = bench  # an instance entry over Triton's cached property (its getter needs a GPU)
     return launches
 
 
@@ -63,13 +89,13 @@ def test_an_autotuned_row_is_compiled_untimed_and_its_choice_is_left_to_the_time
     x = torch.arange(100, dtype=torch.float32)
     choice_left, seconds = worker.compile_case((x,))
     assert choice_left and seconds >= 0
-    assert timed_launches == [] and tuned_scale_kernel.cache == {}  # launched untimed, nothing kept
-    assert tuned_scale_kernel.do_bench.__name__ == "bench"  # the autotuner's own timing restored
+    assert timed_launches == [] and scale_kernel.cache == {}  # launched untimed, nothing kept
+    assert scale_kernel.do_bench.__name__ == "bench"  # the autotuner's own timing restored
     assert torch.equal(tuned_row(x), 2 * x)  # the call after it times both configurations and keeps the faster
-    assert len(timed_launches) == 2 and list(tuned_scale_kernel.cache.values())[0].kwargs == {"BLOCK": 32}
+    assert len(timed_launches) == 2 and list(scale_kernel.cache.values())[0].kwargs == {"BLOCK": 32}
     # Once chosen, a first call made again at that key leaves nothing to time: no section alone.
     assert worker.compile_case((x,))[0] is False
-    assert len(tuned_scale_kernel.cache) == 1 and len(timed_launches) == 2
+    assert len(scale_kernel.cache) == 1 and len(timed_launches) == 2
 
 
 def test_a_row_without_an_autotuned_kernel_or_that_raises(monkeypatch):
