@@ -137,6 +137,16 @@ EXCHANGE_CASES = [(torch.float32, (3, 5001), "random"), (torch.float16, (5, 3000
                   (torch.float32, (2, 6000), "large offset")]
 
 
+def _exchange_thresholds_lowered(norm, monkeypatch) -> None:
+    """The backward's exchange steps taking rows past 1024 columns (RMSNorm's 16-bit rows too), 8192 a program."""
+    from triton_src import layernorm
+
+    monkeypatch.setattr(layernorm, "EXCHANGE_AFTER_COLS", 1024)
+    monkeypatch.setattr(layernorm, "EXCHANGE_COLS", 8192)
+    if hasattr(norm, "HALF_EXCHANGE_AFTER_COLS"):
+        monkeypatch.setattr(norm, "HALF_EXCHANGE_AFTER_COLS", 1024)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("impl_name", ["triton:exchange", "triton:exchange_ahead", "triton:lean_exchange",
                                        "triton:lean_ahead"])
@@ -145,11 +155,26 @@ def test_norm_exchange_step_matches_reference_on_its_own_rows(op_name, impl_name
     from triton_src import layernorm
 
     norm, op, impl, fn = _norm_step(op_name, impl_name)
-    monkeypatch.setattr(layernorm, "EXCHANGE_AFTER_COLS", 1024)
-    monkeypatch.setattr(layernorm, "EXCHANGE_COLS", 8192)
+    _exchange_thresholds_lowered(norm, monkeypatch)
     monkeypatch.setattr(norm, "_split_backward", lambda *a: pytest.fail(f"{impl_name} handed its own rows down"))
     assert all(layernorm.EXCHANGE_AFTER_COLS < shape[1] <= layernorm.EXCHANGE_COLS for _, shape, _ in EXCHANGE_CASES)
     _check_cases(op, impl, fn, EXCHANGE_CASES, device)
+
+
+
+@pytest.mark.parametrize("dtype,cols,taken", [(torch.float16, 16384, False), (torch.bfloat16, 16384, False),
+                                              (torch.bfloat16, 16385, True), (torch.float32, 16384, True),
+                                              (torch.float32, 8192, False)])
+def test_rmsnorm_exchange_steps_leave_16_bit_rows_of_16k_to_v2(dtype, cols, taken, monkeypatch):
+    """RMSNorm's exchange steps take fp32 rows past 8K and 16-bit rows past 16K (triton_src/rmsnorm.py says why);
+    LayerNorm's take both past 8K. Program columns raised so that one program holds a row (as the interpreter
+    needs)."""
+    from triton_src import layernorm, rmsnorm
+
+    monkeypatch.setattr(layernorm, "EXCHANGE_COLS", 32768)
+    x = torch.empty((4, cols), dtype=dtype)
+    assert (rmsnorm.backward_exchange_programs(x) is not None) == taken
+    assert (layernorm.exchange_programs(x) is not None) == (cols > layernorm.EXCHANGE_AFTER_COLS)
 
 
 # The norms' triton:exchange_forward takes forward rows past FORWARD_EXCHANGE_AFTER_COLS the same way: with the
@@ -166,8 +191,7 @@ def test_norm_exchange_forward_step_matches_reference_on_its_own_rows(op_name, l
     monkeypatch.setattr(layernorm, "FORWARD_EXCHANGE_LAG", lag)
     monkeypatch.setattr(layernorm, "FORWARD_EXCHANGE_AFTER_COLS", 1024)
     monkeypatch.setattr(norm, "FORWARD_EXCHANGE_AFTER_COLS", 1024)
-    monkeypatch.setattr(layernorm, "EXCHANGE_AFTER_COLS", 1024)
-    monkeypatch.setattr(layernorm, "EXCHANGE_COLS", 8192)
+    _exchange_thresholds_lowered(norm, monkeypatch)
     monkeypatch.setattr(norm, "_reread", lambda *a: pytest.fail("triton:exchange_forward handed its own rows down"))
     monkeypatch.setattr(norm, "_split_backward", lambda *a: pytest.fail("its backward handed its own rows down"))
     assert all(1024 < shape[1] <= layernorm.EXCHANGE_COLS for _, shape, _ in EXCHANGE_CASES)

@@ -18,9 +18,9 @@ Steps (each one a row, triton:<name>; measured figures: results/<gpu>/rmsnorm.md
   v7 newest_first  + the second pass from the row's end (layernorm.py's v8)
   v8 tile_ahead  + each pass loads its next tile before it uses this one, two tiles in flight a thread
               (layernorm.py's v9, whose per-lane statistics v6 already has: Σx² a lane)
-  v9 exchange + backward rows past 8K: a row split over programs that are all resident at once, each passing its
-              part of the row's sum to the others through L2 and waiting for theirs, so the row is read once
-              (layernorm.py's v10; the forward is v8's)
+  v9 exchange + backward rows past 8K (16-bit rows past 16K): a row split over programs that are all resident at
+              once, each passing its part of the row's sum to the others through L2 and waiting for theirs, so the
+              row is read once (layernorm.py's v10; the forward is v8's)
   v10 exchange_ahead  + v9 with fp16/bf16 rows' loads issued two rows ahead instead of one (layernorm.py's v11)
   v11 lean_exchange  + v9 with the check that every part is published and the sum of the parts in one reduction
               across the program, each row's rstd loaded a row ahead and its dx written one row late
@@ -471,8 +471,21 @@ def rmsnorm_exchange_backward_kernel(dy_ptr, x_ptr, w_ptr, rstd_ptr, dx_ptr, dw_
     tl.store(dw_part_ptr + g * n + cols, dw, mask=mask)  # a group with no rows writes zeros
 
 
+# The exchange steps take RMSNorm's 16-bit rows only past 16K: at 16K v2's kernel (the row in one program's registers,
+# which RMSNorm's one sum and four vectors a column fit where LayerNorm's spill) was ahead of every exchange step in
+# fp16 and bf16 on both GPUs, the exchange's work a row weighing more against a 16-bit row's bytes, while in fp32 the
+# exchange steps were ahead or level (results/<gpu>/rmsnorm-backward.md: the H100's at 4f016c7, the H200's at
+# fbec4e7). LayerNorm's rows of 16K spill in v2 and stay with the exchange.
+HALF_EXCHANGE_AFTER_COLS = 16384
+
+
+def backward_exchange_programs(x: torch.Tensor) -> tuple[int, int, int] | None:
+    """exchange_programs for the backward's rows, with 16-bit rows of up to HALF_EXCHANGE_AFTER_COLS left to v2."""
+    return exchange_programs(x, HALF_EXCHANGE_AFTER_COLS if x.element_size() == 2 else None)
+
+
 def _exchange_backward(dy, x, weight, rstd, via=as_written, ahead=1, lean=False, as_loaded=False):
-    programs = exchange_programs(x)
+    programs = backward_exchange_programs(x)
     if programs is None:
         return _split_backward(dy, x, weight, rstd, via)
     parts, groups, rows_per_group = programs
