@@ -97,6 +97,20 @@ __device__ __forceinline__ void store_async_to_block(float2* local, float2 v, ui
                : "memory");
 }
 
+// This block's rank in its cluster ("%cluster_ctarank"): 0 .. blocks a cluster - 1.
+__device__ __forceinline__ unsigned cluster_rank() {
+  unsigned rank;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(rank));
+  return rank;
+}
+
+// One arrival on the barrier of block `rank` of this block's cluster at the address `bar` has here, this thread's
+// earlier accesses released to the cluster first (rank may be this block's own).
+__device__ __forceinline__ void mbarrier_arrive_in_block(uint64_t* bar, unsigned rank) {
+  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(cluster_address(bar, rank))
+               : "memory");
+}
+
 // `bytes` (a multiple of 16) of global memory at `src` into shared memory at `dst`, both 16-byte aligned, as one bulk
 // asynchronous copy completing on `bar` (its bytes announced there first): no tensor map, a contiguous run only.
 __device__ __forceinline__ void bulk_load(void* dst, const void* src, unsigned bytes, uint64_t* bar) {
@@ -188,20 +202,34 @@ __device__ __forceinline__ void fence_mbarrier_init() {
 // the only block-wide barrier: from there on the warpgroups meet only on full/empty.
 extern __shared__ unsigned char ring_smem[];
 
+// reading_blocks: the blocks whose consumers read each stage (matmul.cu v8: both blocks of a cluster, whose producers
+// each write into both), one arrival per consumer warp of each.
 template <typename Cfg>
 __device__ __forceinline__ void ring_setup(unsigned char*& a_tiles, unsigned char*& b_tiles, uint64_t* full,
-                                           uint64_t* empty) {
+                                           uint64_t* empty, int reading_blocks = 1) {
   unsigned char* smem = ring_smem + ((1024 - smem_address(ring_smem) % 1024) % 1024);
   a_tiles = smem;
   b_tiles = smem + Cfg::Stages * Cfg::kAStageBytes;
   if (threadIdx.x == 0) {
     for (int s = 0; s < Cfg::Stages; ++s) {
-      mbarrier_init(&full[s], 1);                      // the producer's expect_tx arrival; bytes do the rest
-      mbarrier_init(&empty[s], Cfg::kConsumers * 4);   // one arrival per consumer warp
+      mbarrier_init(&full[s], 1);  // the producer's expect_tx arrival; bytes do the rest
+      mbarrier_init(&empty[s], Cfg::kConsumers * 4 * reading_blocks);
     }
     fence_mbarrier_init();
   }
   __syncthreads();
+}
+
+// One box of a 2-D tensor map into shared memory at `dst` in every block of this block's cluster whose bit is set in
+// `blocks` (rank r: bit r), at the address `dst` has here, each copy completing on that block's barrier at the
+// address `bar` has here: one read of global memory for blocks that need the same box (sm_90a).
+__device__ __forceinline__ void tma_load_2d_multicast(void* dst, const CUtensorMap* map, int col, int row,
+                                                      uint64_t* bar, uint16_t blocks) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+      " [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(smem_address(dst)),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(col), "r"(row), "r"(smem_address(bar)), "h"(blocks)
+      : "memory");
 }
 
 // Orders this warpgroup's earlier register and shared-memory accesses before the wgmma instructions that follow.

@@ -11,10 +11,12 @@
 //   v7 tmastore   fp16/bf16, the tensor-core path's step after v5: v5 on a persistent grid (one block per SM,
 //                 the next tile's K tiles loaded during this one's epilogue), C written through shared memory by
 //                 TMA stores
+//   v8 multicast  + clusters of two blocks computing the tiles one above the other, each copying half of their
+//                 shared B tile into both blocks' shared memory (TMA multicast): a third less read from L2
 //
 // In the order of siboehm's SGEMM worklog: each kernel's comment says what it changes against the one before and
-// why that should be faster (v6, which returns to fp32 after the tensor-core steps, against v3; v7 against v5), and
-// v4 to v7 say inside the kernel what each stage of it does. The PTX instructions and the driver call they use are
+// why that should be faster (v6, which returns to fp32 after the tensor-core steps, against v3; v7 against v5; v8
+// against v7), and v4 to v8 say inside the kernel what each stage of it does. The PTX instructions and the driver call they use are
 // wrapped, in the lab's headers and one section before v1, so the kernels read as the algorithm. Spec:
 // specs/matmul.py. Triton side: triton_src/matmul.py.
 //
@@ -37,11 +39,14 @@ cudaError_t launch_matmul_warptile(lab::DType dtype, const void* a, const void* 
                                    int64_t k, cudaStream_t stream);
 cudaError_t launch_matmul_tmastore(lab::DType dtype, const void* a, const void* b, void* c, int64_t m, int64_t n,
                                    int64_t k, cudaStream_t stream);
+cudaError_t launch_matmul_multicast(lab::DType dtype, const void* a, const void* b, void* c, int64_t m, int64_t n,
+                                    int64_t k, cudaStream_t stream);
 
 #ifdef __CUDACC__
 #include <type_traits>
 
 #include "lab_async.cuh"
+#include "lab_cluster.cuh"
 #include "lab_device.cuh"
 #include "lab_hopper.cuh"
 #include "lab_mma.cuh"
@@ -548,7 +553,7 @@ cudaError_t launch_matmul_mma(lab::DType dtype, const void* a, const void* b, vo
 // take v4's mma kernel, so the row still answers every shape (its timing shapes all take this kernel).
 // It closes most of the gap to cuBLAS that v4 leaves (measured: results/nvidia-h200/matmul.md). v7 takes the next
 // steps: a persistent grid (here the epilogue of one tile is exposed before the next tile's loads start) and TMA
-// stores of C. Left: clusters (TMA multicast of a tile to the blocks that share it).
+// stores of C; v8 the last: clusters (TMA multicast of a tile to the blocks that share it).
 // Shared memory of v5 and v7 (lab::ring_setup): per stage a box of A ([BM rows][128 B]) and BN/64 boxes of B
 // ([BN/64 chunks][BK rows][128 B]).
 struct WgmmaTile {
@@ -597,13 +602,25 @@ __device__ __forceinline__ void wgmma_tile_batch(float (&d)[128], const unsigned
   wgmma_commit_group();
 }
 
+// A consumer warp's release of a stage it has finished reading: one arrival on the stage's empty barrier in each of
+// the kClusterBlocks blocks whose producers write into it (v8: both blocks of the cluster; v5, v7: its own block).
+template <int kClusterBlocks>
+__device__ __forceinline__ void release_stage(uint64_t* empty) {
+  if constexpr (kClusterBlocks == 1) {
+    mbarrier_arrive(empty);
+  } else {
+#pragma unroll
+    for (unsigned rank = 0; rank < kClusterBlocks; ++rank) lab::mbarrier_arrive_in_block(empty, rank);
+  }
+}
+
 // A consumer's K loop over one output tile, the block's K tiles first .. first + k_tiles - 1 (counted across its
 // tiles, as the producer counts them): each tile's batch issued once its bytes are in (full[s]'s completion number
 // it / Stages), then a wait for the previous batch only, so this one keeps the tensor cores busy while its
 // predecessor's stage is freed (that batch has finished reading it: each warp's lane 0 releases it). Returns with
 // the last batch possibly still running and its stage not yet released. a_rows: this consumer's 64 rows of A in
 // stage 0 (8 KB into the stage).
-template <typename T>
+template <typename T, int kClusterBlocks = 1>
 __device__ __forceinline__ void wgmma_k_loop(float (&d)[128], int first, int k_tiles, const unsigned char* a_rows,
                                              const unsigned char* b_tiles, uint64_t* full, uint64_t* empty,
                                              int lane) {
@@ -613,7 +630,7 @@ __device__ __forceinline__ void wgmma_k_loop(float (&d)[128], int first, int k_t
     mbarrier_wait(&full[s], (it / Cfg::Stages) % 2);
     wgmma_tile_batch<T>(d, a_rows + s * Cfg::kAStageBytes, b_tiles + s * Cfg::kBStageBytes);
     wgmma_wait_group<1>();
-    if (t > 0 && lane == 0) mbarrier_arrive(&empty[(it - 1) % Cfg::Stages]);
+    if (t > 0 && lane == 0) release_stage<kClusterBlocks>(&empty[(it - 1) % Cfg::Stages]);
   }
 }
 #endif  // LAB_SM90A
@@ -903,94 +920,171 @@ struct TmaStoreTile : WgmmaTile {
   static constexpr int kSmemBytes = WgmmaTile::kSmemBytes + kConsumers * kCBoxes * kCBoxBytes;
 };
 
+// Which output tiles a block of the persistent grid takes, in order. v7 (kClusterBlocks 1): tiles blockIdx.x,
+// + gridDim.x, ... in the grouped order. v8 (2): the grouped order over pairs of tiles one above the other (the same
+// columns of B), cluster c taking pairs c, + clusters, ..., and in each pair the block of rank r its tile row r.
+template <int kClusterBlocks>
+struct TileWalk {
+  int tiles_m, tiles_n, rows;  // rows: the walk's rows, tile rows or pairs of them
+  int first, step;
+  unsigned rank;
+
+  __device__ TileWalk(int m, int n)
+      : tiles_m((m + TmaStoreTile::BM - 1) / TmaStoreTile::BM),
+        tiles_n((n + TmaStoreTile::BN - 1) / TmaStoreTile::BN),
+        rows((tiles_m + kClusterBlocks - 1) / kClusterBlocks),
+        first(static_cast<int>(blockIdx.x) / kClusterBlocks),
+        step(static_cast<int>(gridDim.x) / kClusterBlocks),
+        rank(kClusterBlocks == 1 ? 0u : lab::cluster_rank()) {}
+
+  __device__ int count() const { return rows * tiles_n; }
+
+  __device__ void tile(int i, int& tile_m, int& tile_n) const {
+    int row;
+    grouped_tile(i, rows, tiles_n, row, tile_n);
+    tile_m = row * kClusterBlocks + static_cast<int>(rank);
+  }
+};
+
+#ifdef LAB_SM90A
+// v8's producer copies of one K tile into stage s: its own box of A, as v5's, and its half of the B tile's boxes,
+// multicast into the same stage of both blocks of the cluster (their tiles share B's columns). Each block's full[s]
+// awaits the whole stage (its A and all of B): its partner's half arrives there as its own does.
+__device__ __forceinline__ void multicast_load_stage(unsigned char* a_tiles, unsigned char* b_tiles, int s,
+                                                     const CUtensorMap* map_a, const CUtensorMap* map_b, int k0,
+                                                     int bm, int bn, uint64_t* full, unsigned rank) {
+  using Cfg = WgmmaTile;
+  constexpr int kChunksPerBlock = Cfg::BN / Cfg::kBChunk / 2;
+  mbarrier_expect_bytes(&full[s], Cfg::kAStageBytes + Cfg::kBStageBytes);
+  tma_load_2d(a_tiles + s * Cfg::kAStageBytes, map_a, k0, bm, &full[s]);
+#pragma unroll
+  for (int j = 0; j < kChunksPerBlock; ++j) {
+    const int chunk = static_cast<int>(rank) * kChunksPerBlock + j;
+    lab::tma_load_2d_multicast(b_tiles + s * Cfg::kBStageBytes + chunk * Cfg::kBChunkBytes, map_b,
+                               bn + chunk * Cfg::kBChunk, k0, &full[s], 0b11);
+  }
+}
+
+// The body of v7 (kClusterBlocks 1) and v8 (2): the ring, the producer's walk and the consumers' tiles with their
+// epilogue through TMA stores. v8 differs where kClusterBlocks says: each stage's empty barrier counts both blocks'
+// consumer warps and both blocks' consumers release it, the producer multicasts its half of B, the blocks of a
+// cluster meet before the first copy (every barrier they copy into initialised), and the producer waits for the
+// last releases before it leaves (no block exits while its partner can still arrive on its barriers).
+template <typename T, int kClusterBlocks>
+__device__ __forceinline__ void tmastore_tiles(const CUtensorMap* map_a, const CUtensorMap* map_b,
+                                               const CUtensorMap* map_c, int m, int n, int k) {
+  using Cfg = TmaStoreTile;
+  // 1. Shared memory and barriers as v5; each consumer's boxes of C follow the ring.
+  unsigned char *a_tiles, *b_tiles;
+  __shared__ __align__(8) uint64_t full[Cfg::Stages], empty[Cfg::Stages];
+  lab::ring_setup<Cfg>(a_tiles, b_tiles, full, empty, kClusterBlocks);
+  if constexpr (kClusterBlocks > 1) {
+    lab::cluster_arrive_relaxed();  // the barriers' initialisation is ordered by ring_setup's fence
+    lab::cluster_wait();
+  }
+  const int tid = threadIdx.x, warpgroup = tid / 128;
+  const TileWalk<kClusterBlocks> walk(m, n);
+  const int k_tiles = (k + Cfg::BK - 1) / Cfg::BK;  // >= 1: the binding answers k = 0 itself
+
+  if (warpgroup == 0) {
+    // 2. Producer: one thread walks every K tile of every output tile of this block, `it` counting them all.
+    setmaxnreg_dec<24>();
+    if (tid == 0) {
+      int it = 0;
+      for (int i = walk.first; i < walk.count(); i += walk.step) {
+        int tile_m, tile_n;
+        walk.tile(i, tile_m, tile_n);
+        for (int t = 0; t < k_tiles; ++t, ++it) {
+          const int s = it % Cfg::Stages;
+          if (it >= Cfg::Stages) mbarrier_wait(&empty[s], (it / Cfg::Stages + 1) % 2);
+          if constexpr (kClusterBlocks == 1) {
+            wgmma_load_stage(a_tiles, b_tiles, s, map_a, map_b, t * Cfg::BK, tile_m * Cfg::BM, tile_n * Cfg::BN,
+                             full);
+          } else {
+            multicast_load_stage(a_tiles, b_tiles, s, map_a, map_b, t * Cfg::BK, tile_m * Cfg::BM,
+                                 tile_n * Cfg::BN, full, walk.rank);
+          }
+        }
+      }
+      // 7. (v8) Before the producer leaves, every stage released by both blocks' consumers once more (the waits
+      //    it would make before refilling them): the partner's consumers arrive on this block's barriers, and the
+      //    block must not exit before the last of those arrivals. What the partner copies into this block, this
+      //    block's consumers wait for themselves.
+      if constexpr (kClusterBlocks > 1) {
+        for (int j = it > Cfg::Stages ? it - Cfg::Stages : 0; j < it; ++j)
+          mbarrier_wait(&empty[j % Cfg::Stages], (j / Cfg::Stages) % 2);
+      }
+    }
+  } else {
+    // 3. Consumers: 64 rows each of every output tile, the K tiles counted by `it` as the producer counts them.
+    setmaxnreg_inc<240>();
+    const int consumer = warpgroup - 1, lane = tid % 32, warp_in_group = tid % 128 / 32;
+    const int local_row = warp_in_group * 16 + lane / 4;
+    unsigned char* boxes = b_tiles + Cfg::Stages * Cfg::kBStageBytes + consumer * Cfg::kCBoxes * Cfg::kCBoxBytes;
+    const bool issues_stores = tid % 128 == 0;  // the thread of this consumer that hands its boxes to TMA
+    float d[128];
+    int it = 0;
+    for (int i = walk.first; i < walk.count(); i += walk.step) {
+      int tile_m, tile_n;
+      walk.tile(i, tile_m, tile_n);
+#pragma unroll
+      for (int r = 0; r < 128; ++r) d[r] = 0.0f;
+      // 4. v5's K loop, on from the block's K tile `it`.
+      wgmma_k_loop<T, kClusterBlocks>(d, it, k_tiles, a_tiles + consumer * 64 * 128, b_tiles, full, empty, lane);
+      it += k_tiles;
+      // 5. Drain: the tile's last batch done, and its stage released too (v5 never releases it: no tile follows
+      //    there). The operand fence keeps the epilogue's reads of d after the wait.
+      wgmma_wait_group<0>();
+      lab::wgmma_fence_operand(d);
+      if (lane == 0) release_stage<kClusterBlocks>(&empty[(it - 1) % Cfg::Stages]);
+
+      // 6. Epilogue, in two halves of 128 columns: the boxes are free once the stores that last read them (the
+      //    previous half's, or the previous tile's) have read them; each thread writes its pairs of the half, makes
+      //    them visible to the copy engine, the warpgroup meets, and one thread hands both boxes to TMA. The
+      //    producer is already filling the ring with the next tile's K tiles. (v8's block of rank 1 past the last
+      //    tile row, where M has an odd number of them, computes zeros and stores nothing.)
+      const int row0 = tile_m * Cfg::BM + consumer * 64, bn = tile_n * Cfg::BN;
+      const bool stores = issues_stores && (kClusterBlocks == 1 || row0 < m);
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        if (issues_stores) lab::tma_store_wait_read<0>();
+        lab::named_barrier_sync(1 + consumer, 128);
+#pragma unroll
+        for (int j = 16 * half; j < 16 * half + 16; ++j)
+          lab::stage_pairs<T>(boxes + (j / 8 - 2 * half) * Cfg::kCBoxBytes, local_row, j, lane, d[4 * j],
+                              d[4 * j + 1], d[4 * j + 2], d[4 * j + 3]);
+        lab::fence_proxy_async_shared();
+        lab::named_barrier_sync(1 + consumer, 128);
+        if (stores) {
+          lab::tma_store_2d(map_c, boxes, bn + 128 * half, row0);
+          lab::tma_store_2d(map_c, boxes + Cfg::kCBoxBytes, bn + 128 * half + 64, row0);
+          lab::tma_store_commit();
+        }
+      }
+    }
+    // The block's shared memory must outlive the last stores' reads of it.
+    if (issues_stores) lab::tma_store_wait<0>();
+  }
+}
+#endif  // LAB_SM90A
+
 template <typename T>
 __global__ void __launch_bounds__(TmaStoreTile::kThreads, 1)
     matmul_tmastore_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
                            const __grid_constant__ CUtensorMap map_c, int m, int n, int k) {
 #ifdef LAB_SM90A
-  using Cfg = TmaStoreTile;
-  // 1. Shared memory and barriers as v5; each consumer's boxes of C follow the ring.
-  unsigned char *a_tiles, *b_tiles;
-  __shared__ __align__(8) uint64_t full[Cfg::Stages], empty[Cfg::Stages];
-  lab::ring_setup<Cfg>(a_tiles, b_tiles, full, empty);
-  const int tid = threadIdx.x, warpgroup = tid / 128;
-  const int tiles_m = (m + Cfg::BM - 1) / Cfg::BM, tiles_n = (n + Cfg::BN - 1) / Cfg::BN;
-  const int tiles = tiles_m * tiles_n;
-  const int k_tiles = (k + Cfg::BK - 1) / Cfg::BK;  // >= 1: the binding answers k = 0 itself
-
-  // 2. Producer: one thread walks every K tile of every output tile of this block, `it` counting them all.
-  if (warpgroup == 0) {
-    setmaxnreg_dec<24>();
-    if (tid != 0) return;
-    int it = 0;
-    for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-      int tile_m, tile_n;
-      grouped_tile(tile, tiles_m, tiles_n, tile_m, tile_n);
-      for (int t = 0; t < k_tiles; ++t, ++it) {
-        const int s = it % Cfg::Stages;
-        if (it >= Cfg::Stages) mbarrier_wait(&empty[s], (it / Cfg::Stages + 1) % 2);
-        wgmma_load_stage(a_tiles, b_tiles, s, &map_a, &map_b, t * Cfg::BK, tile_m * Cfg::BM, tile_n * Cfg::BN, full);
-      }
-    }
-    return;
-  }
-
-  // 3. Consumers: 64 rows each of every output tile, the K tiles counted by `it` as the producer counts them.
-  setmaxnreg_inc<240>();
-  const int consumer = warpgroup - 1, lane = tid % 32, warp_in_group = tid % 128 / 32;
-  const int local_row = warp_in_group * 16 + lane / 4;
-  unsigned char* boxes = b_tiles + Cfg::Stages * Cfg::kBStageBytes + consumer * Cfg::kCBoxes * Cfg::kCBoxBytes;
-  const bool issues_stores = tid % 128 == 0;  // the thread of this consumer that hands its boxes to TMA
-  float d[128];
-  int it = 0;
-  for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-    int tile_m, tile_n;
-    grouped_tile(tile, tiles_m, tiles_n, tile_m, tile_n);
-#pragma unroll
-    for (int i = 0; i < 128; ++i) d[i] = 0.0f;
-    // 4. v5's K loop, on from the block's K tile `it`.
-    wgmma_k_loop<T>(d, it, k_tiles, a_tiles + consumer * 64 * 128, b_tiles, full, empty, lane);
-    it += k_tiles;
-    // 5. Drain: the tile's last batch done, and its stage released too (v5 never releases it: no tile follows
-    //    there). The operand fence keeps the epilogue's reads of d after the wait.
-    wgmma_wait_group<0>();
-    lab::wgmma_fence_operand(d);
-    if (lane == 0) mbarrier_arrive(&empty[(it - 1) % Cfg::Stages]);
-
-    // 6. Epilogue, in two halves of 128 columns: the boxes are free once the stores that last read them (the
-    //    previous half's, or the previous tile's) have read them; each thread writes its pairs of the half, makes
-    //    them visible to the copy engine, the warpgroup meets, and one thread hands both boxes to TMA. The producer
-    //    is already filling the ring with the next tile's K tiles.
-    const int row0 = tile_m * Cfg::BM + consumer * 64, bn = tile_n * Cfg::BN;
-#pragma unroll
-    for (int half = 0; half < 2; ++half) {
-      if (issues_stores) lab::tma_store_wait_read<0>();
-      lab::named_barrier_sync(1 + consumer, 128);
-#pragma unroll
-      for (int j = 16 * half; j < 16 * half + 16; ++j)
-        lab::stage_pairs<T>(boxes + (j / 8 - 2 * half) * Cfg::kCBoxBytes, local_row, j, lane, d[4 * j], d[4 * j + 1],
-                            d[4 * j + 2], d[4 * j + 3]);
-      lab::fence_proxy_async_shared();
-      lab::named_barrier_sync(1 + consumer, 128);
-      if (issues_stores) {
-        lab::tma_store_2d(&map_c, boxes, bn + 128 * half, row0);
-        lab::tma_store_2d(&map_c, boxes + Cfg::kCBoxBytes, bn + 128 * half + 64, row0);
-        lab::tma_store_commit();
-      }
-    }
-  }
-  // The block's shared memory must outlive the last stores' reads of it.
-  if (issues_stores) lab::tma_store_wait<0>();
+  tmastore_tiles<T, 1>(&map_a, &map_b, &map_c, m, n, k);
 #else
   __trap();  // built without sm_90a: the launcher never gets here on the lab's builds (see v5's requirements)
 #endif
 }
 
-cudaError_t launch_matmul_tmastore(lab::DType dtype, const void* a, const void* b, void* c, int64_t m, int64_t n,
-                                   int64_t k, cudaStream_t stream) {
-  // TMA needs 16-byte row strides and bases, C's too; other shapes take v5 (and so v4 where v5 would).
-  if (k % 8 != 0 || n % 8 != 0 || !lab::is_aligned16(a) || !lab::is_aligned16(b) || !lab::is_aligned16(c))
-    return launch_matmul_wgmma(dtype, a, b, c, m, n, k, stream);
+// The tensor maps of v7 and v8 (A's boxes of BM rows, B's of BK rows, C's of 64 rows), and the launch of `kernel`
+// with them by `launch` (v7: a persistent grid; v8: a persistent grid of clusters). Inputs TMA cannot describe, and
+// fp32, as v7's launcher says.
+template <typename Launch>
+cudaError_t launch_with_tensor_maps(lab::DType dtype, const void* a, const void* b, void* c, int64_t m, int64_t n,
+                                    int64_t k, Launch launch) {
   return lab::dispatch_float_types(dtype, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_same_v<T, float>) {
@@ -1002,9 +1096,66 @@ cudaError_t launch_matmul_tmastore(lab::DType dtype, const void* a, const void* 
           !encode_tensor_map(&map_b, static_cast<const T*>(b), k, n, Cfg::BK) ||
           !encode_tensor_map(&map_c, static_cast<const T*>(c), m, n, 64))
         return cudaErrorInvalidValue;
-      return lab::launch_persistent<Cfg>(matmul_tmastore_kernel<T>, Cfg::kSmemBytes, m, n, stream, map_a, map_b,
-                                         map_c, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k));
+      return launch(tag, map_a, map_b, map_c);
     }
+  });
+}
+
+cudaError_t launch_matmul_tmastore(lab::DType dtype, const void* a, const void* b, void* c, int64_t m, int64_t n,
+                                   int64_t k, cudaStream_t stream) {
+  // TMA needs 16-byte row strides and bases, C's too; other shapes take v5 (and so v4 where v5 would).
+  if (k % 8 != 0 || n % 8 != 0 || !lab::is_aligned16(a) || !lab::is_aligned16(b) || !lab::is_aligned16(c))
+    return launch_matmul_wgmma(dtype, a, b, c, m, n, k, stream);
+  return launch_with_tensor_maps(dtype, a, b, c, m, n, k, [&](auto tag, auto map_a, auto map_b, auto map_c) {
+    using T = decltype(tag);
+    return lab::launch_persistent<TmaStoreTile>(matmul_tmastore_kernel<T>, TmaStoreTile::kSmemBytes, m, n, stream,
+                                                map_a, map_b, map_c, static_cast<int>(m), static_cast<int>(n),
+                                                static_cast<int>(k));
+  });
+}
+
+// ---- v8 multicast: v7 in clusters of two blocks, one above the other, each B tile read once for both. -----------
+// What changes against v7, and why it should help: v7's blocks at the same tile column each read the column's
+// 64 × 256 tile of B (32 KB) for every K tile, from L2; two blocks of a cluster computing the tiles one above the
+// other need the same B tile, so each copies half of it and the copy engine writes that half into both blocks'
+// shared memory (TMA multicast): per K tile a block reads its A box (16 KB) and 16 KB of B instead of 32, a third
+// less from L2 for the same math. cuBLAS's kernel at these shapes runs in clusters of two (ncu at 4096³ on the H100:
+// results/nvidia-h100-80gb-hbm3/matmul-4096-ncu/). The cost: a stage is free again only when the consumers of both
+// blocks have released it (either producer writes into both), so the blocks of a cluster advance together.
+// Requirements: v7's; clusters of two that the GPU can hold, else v7's launcher.
+template <typename T>
+__global__ void __launch_bounds__(TmaStoreTile::kThreads, 1)
+    matmul_multicast_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
+                            const __grid_constant__ CUtensorMap map_c, int m, int n, int k) {
+#ifdef LAB_SM90A
+  tmastore_tiles<T, 2>(&map_a, &map_b, &map_c, m, n, k);
+#else
+  __trap();  // built without sm_90a: the launcher never gets here on the lab's builds (see v5's requirements)
+#endif
+}
+
+cudaError_t launch_matmul_multicast(lab::DType dtype, const void* a, const void* b, void* c, int64_t m, int64_t n,
+                                    int64_t k, cudaStream_t stream) {
+  if (k % 8 != 0 || n % 8 != 0 || !lab::is_aligned16(a) || !lab::is_aligned16(b) || !lab::is_aligned16(c))
+    return launch_matmul_wgmma(dtype, a, b, c, m, n, k, stream);
+  return launch_with_tensor_maps(dtype, a, b, c, m, n, k, [&](auto tag, auto map_a, auto map_b, auto map_c) {
+    using T = decltype(tag);
+    using Cfg = TmaStoreTile;
+    constexpr int kBlocks = 2;
+    const auto kernel = matmul_multicast_kernel<T>;
+    cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes);
+    if (err != cudaSuccess) return err;
+    // Pairs of tiles, one above the other; a persistent grid of as many clusters as the GPU holds, at most one a pair.
+    const int64_t pairs = static_cast<int64_t>(lab::blocks_for(lab::blocks_for(m, Cfg::BM), kBlocks)) *
+                          lab::blocks_for(n, Cfg::BN);
+    const int64_t clusters = lab::resident_clusters(kernel, Cfg::kThreads, kBlocks, pairs, Cfg::kSmemBytes);
+    if (clusters == 0) return launch_matmul_tmastore(dtype, a, b, c, m, n, k, stream);
+    cudaLaunchAttribute attribute;
+    const cudaLaunchConfig_t config = lab::cluster_config(static_cast<unsigned int>(clusters * kBlocks),
+                                                          Cfg::kThreads, kBlocks, stream, &attribute,
+                                                          Cfg::kSmemBytes);
+    return cudaLaunchKernelEx(&config, kernel, map_a, map_b, map_c, static_cast<int>(m), static_cast<int>(n),
+                              static_cast<int>(k));
   });
 }
 
@@ -1016,7 +1167,7 @@ using MatmulLauncher = cudaError_t (*)(lab::DType, const void* a, const void* b,
                                        int64_t k, cudaStream_t);
 
 // Which dtypes a row takes: every float type (the SIMT steps v1-v3), fp16/bf16 only (the tensor-core steps v4, v5,
-// v7), or fp32 only (v6, the fp32 path's last step).
+// v7, v8), or fp32 only (v6, the fp32 path's last step).
 enum class MatmulTypes { any, tensor_cores, fp32 };
 
 // The checks every row shares. `name` ("matmul:mma") starts every message.
@@ -1092,6 +1243,11 @@ at::Tensor matmul_tmastore(const at::Tensor& a, const at::Tensor& b) {
   return run_matmul(a, b, "matmul:tmastore", "tmastore", launch_matmul_tmastore, MatmulTypes::tensor_cores);
 }
 
+at::Tensor matmul_multicast(const at::Tensor& a, const at::Tensor& b) {
+  check_hopper(a, "matmul:multicast");
+  return run_matmul(a, b, "matmul:multicast", "multicast", launch_matmul_multicast, MatmulTypes::tensor_cores);
+}
+
 TORCH_LIBRARY(lab_matmul, m) {
   m.def("naive(Tensor a, Tensor b) -> Tensor");
   m.def("smem(Tensor a, Tensor b) -> Tensor");
@@ -1100,6 +1256,7 @@ TORCH_LIBRARY(lab_matmul, m) {
   m.def("wgmma(Tensor a, Tensor b) -> Tensor");
   m.def("warptile(Tensor a, Tensor b) -> Tensor");
   m.def("tmastore(Tensor a, Tensor b) -> Tensor");
+  m.def("multicast(Tensor a, Tensor b) -> Tensor");
 }
 
 TORCH_LIBRARY_IMPL(lab_matmul, CUDA, m) {
@@ -1110,6 +1267,7 @@ TORCH_LIBRARY_IMPL(lab_matmul, CUDA, m) {
   m.impl("wgmma", &matmul_wgmma);
   m.impl("warptile", &matmul_warptile);
   m.impl("tmastore", &matmul_tmastore);
+  m.impl("multicast", &matmul_multicast);
 }
 
 #endif

@@ -180,10 +180,11 @@ OP = Op(
     # The tensor-core kernels multiply fp16/bf16 only (fp32 would mean TF32); they refuse fp32 with a message.
     # cuda:warptile is the fp32 path's last step (fp16/bf16 have the tensor cores) and refuses fp16/bf16 likewise.
     unsupported_dtypes={"cuda:mma": (torch.float32,), "cuda:wgmma": (torch.float32,),
-                        "cuda:tmastore": (torch.float32,), "triton:persistent": (torch.float32,),
+                        "cuda:tmastore": (torch.float32,), "cuda:multicast": (torch.float32,),
+                        "triton:persistent": (torch.float32,),
                         "cuda:warptile": (torch.float16, torch.bfloat16)},
     # wgmma, setmaxnreg and the sm_90a build exist on Hopper only; elsewhere the row is reported as skipped.
-    requires_capability={"cuda:wgmma": (9, 0), "cuda:tmastore": (9, 0)},
+    requires_capability={"cuda:wgmma": (9, 0), "cuda:tmastore": (9, 0), "cuda:multicast": (9, 0)},
     # A (M×K) has 2^31 + 2,097,152 elements, so a row offset row·K in 32-bit arithmetic would wrap; N = 8 keeps it to
     # 34 GFLOP, milliseconds even for cuda:naive, and M/8 stays within a 65535-block grid dimension.
     index_overflow_shape=(262144, 8, 8200),
@@ -191,7 +192,7 @@ OP = Op(
     compile_modes=("default", "max-autotune"),
     shape_names=("M", "N", "K"),
     # 4096³: fp32 for the SIMT steps (v1-v3 and v6; the tensor-core rows refuse fp32), bf16 for the tensor-core ones
-    # (v4, v5, v7), where the SIMT steps but v6 widen to fp32 and run at their fp32 rate.
+    # (v4, v5, v7, v8), where the SIMT steps but v6 widen to fp32 and run at their fp32 rate.
     ladder_cells=[(torch.float32, (4096, 4096, 4096)), (torch.bfloat16, (4096, 4096, 4096))],
     # Goals for the CUDA ladder against cuBLAS (python -m compare summary judges them): the tensor-core kernels at
     # least as fast at the large squares, the SIMT kernel within the last steps of the SGEMM ladder in fp32.

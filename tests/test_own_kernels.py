@@ -26,6 +26,8 @@ CASES = [
     ("matmul", "cuda:warptile", "matmul_warptile_kernel", torch.float32, (1000, 1000, 1000)),
     ("matmul", "cuda:tmastore", "matmul_tmastore_kernel", torch.bfloat16, (1000, 1000, 1000)),
     ("matmul", "cuda:tmastore", "matmul_tmastore_kernel", torch.float16, (200, 264, 520)),
+    ("matmul", "cuda:multicast", "matmul_multicast_kernel", torch.bfloat16, (1000, 1000, 1000)),
+    ("matmul", "cuda:multicast", "matmul_multicast_kernel", torch.float16, (300, 264, 520)),  # odd tile rows
     ("softmax", "cuda:cluster", "softmax_cluster_kernel", torch.float32, (32, 262144)),
     ("softmax", "cuda:cluster", "softmax_cluster_kernel", torch.bfloat16, (3, 70001)),
     ("softmax", "cuda:staged_cluster", "softmax_staged_cluster_kernel", torch.float32, (32, 262144)),  # 16 blocks
