@@ -142,9 +142,17 @@ def run(opts, say, device: torch.device | None = None) -> None:
                         say(f"  {label(config):58} {cell(op, config, dtype, shape, device, l2, copy)}")
 
 
+def takes(op, x: torch.Tensor) -> bool:
+    """Whether the op's exchange step takes x's rows: the forward's past FORWARD_EXCHANGE_AFTER_COLS; the backward's as
+    the norm's _exchange_backward decides (RMSNorm's backward_exchange_programs, which leaves it 16-bit rows of 16K)."""
+    if forward_op(op):
+        return layernorm.exchange_programs(x, layernorm.FORWARD_EXCHANGE_AFTER_COLS) is not None
+    norm = importlib.import_module(f"triton_src.{discover.base_name(op.name)}")
+    return getattr(norm, "backward_exchange_programs", layernorm.exchange_programs)(x) is not None
+
+
 def cell(op, config, dtype, shape, device, l2, copy) -> str:
-    after_cols = layernorm.FORWARD_EXCHANGE_AFTER_COLS if forward_op(op) else None
-    if layernorm.exchange_programs(torch.empty(shape, device=device, dtype=dtype), after_cols) is None:
+    if not takes(op, torch.empty(shape, device=device, dtype=dtype)):
         return "not an exchange shape (rows this short or this long go to another step)"
     fn = config_row(op, config)
     try:

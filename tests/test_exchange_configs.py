@@ -39,6 +39,8 @@ def test_a_config_row_launches_the_exchange_kernel_as_the_config_says(script, op
     shipped = (layernorm.EXCHANGE_COLS, layernorm.EXCHANGE_WARPS, layernorm.EXCHANGE_PROGRAMS_PER_SM,
                dict(layernorm.EXCHANGE_LAUNCH))
     monkeypatch.setattr(layernorm, "EXCHANGE_AFTER_COLS", 1024)
+    if hasattr(norm, "HALF_EXCHANGE_AFTER_COLS"):  # RMSNorm's 16-bit rows
+        monkeypatch.setattr(norm, "HALF_EXCHANGE_AFTER_COLS", 1024)
     monkeypatch.setattr(norm, "_split_backward", lambda *a: pytest.fail("the config's rows were handed down"))
     launched, meta_of = [], layernorm.exchange_meta
     monkeypatch.setattr(norm, "exchange_meta", lambda *a, **k: launched.append(meta_of(*a, **k)) or launched[-1])
@@ -81,6 +83,7 @@ def test_each_cell_is_checked_then_timed_and_says_so(script, device, monkeypatch
     for op_name in ("layernorm-backward", "rmsnorm-backward"):
         interpreted(script, op_name)
     monkeypatch.setattr(layernorm, "EXCHANGE_AFTER_COLS", 1024)
+    monkeypatch.setattr(rmsnorm, "HALF_EXCHANGE_AFTER_COLS", 1024)
     forward_launches = []
 
     class Recorded:  # a forward exchange kernel whose launches are counted
