@@ -1101,11 +1101,15 @@ cudaError_t launch_with_tensor_maps(lab::DType dtype, const void* a, const void*
   });
 }
 
+// Whether v7's and v8's tensor maps describe the inputs: TMA needs 16-byte row strides and bases, C's too.
+inline bool tensor_maps_fit(const void* a, const void* b, const void* c, int64_t n, int64_t k) {
+  return k % 8 == 0 && n % 8 == 0 && lab::is_aligned16(a) && lab::is_aligned16(b) && lab::is_aligned16(c);
+}
+
 cudaError_t launch_matmul_tmastore(lab::DType dtype, const void* a, const void* b, void* c, int64_t m, int64_t n,
                                    int64_t k, cudaStream_t stream) {
-  // TMA needs 16-byte row strides and bases, C's too; other shapes take v5 (and so v4 where v5 would).
-  if (k % 8 != 0 || n % 8 != 0 || !lab::is_aligned16(a) || !lab::is_aligned16(b) || !lab::is_aligned16(c))
-    return launch_matmul_wgmma(dtype, a, b, c, m, n, k, stream);
+  // Other shapes take v5 (and so v4 where v5 would).
+  if (!tensor_maps_fit(a, b, c, n, k)) return launch_matmul_wgmma(dtype, a, b, c, m, n, k, stream);
   return launch_with_tensor_maps(dtype, a, b, c, m, n, k, [&](auto tag, auto map_a, auto map_b, auto map_c) {
     using T = decltype(tag);
     return lab::launch_persistent<TmaStoreTile>(matmul_tmastore_kernel<T>, TmaStoreTile::kSmemBytes, m, n, stream,
@@ -1136,8 +1140,7 @@ __global__ void __launch_bounds__(TmaStoreTile::kThreads, 1)
 
 cudaError_t launch_matmul_multicast(lab::DType dtype, const void* a, const void* b, void* c, int64_t m, int64_t n,
                                     int64_t k, cudaStream_t stream) {
-  if (k % 8 != 0 || n % 8 != 0 || !lab::is_aligned16(a) || !lab::is_aligned16(b) || !lab::is_aligned16(c))
-    return launch_matmul_wgmma(dtype, a, b, c, m, n, k, stream);
+  if (!tensor_maps_fit(a, b, c, n, k)) return launch_matmul_wgmma(dtype, a, b, c, m, n, k, stream);
   return launch_with_tensor_maps(dtype, a, b, c, m, n, k, [&](auto tag, auto map_a, auto map_b, auto map_c) {
     using T = decltype(tag);
     using Cfg = TmaStoreTile;
