@@ -27,7 +27,7 @@ from .schedule import RANDOM, CheckCase, case_seed, dtype_name  # noqa: F401  (c
 from .spec import Op, Shape, Tolerance
 
 __all__ = ["CheckResult", "compare", "compare_outputs", "is_degenerate", "where_wrong", "judge_case", "judge_timed_output",
-           "case_inputs", "case_seed", "check_case", "run_case_in_process", "dtype_name"]
+           "unchanged", "case_inputs", "case_seed", "check_case", "run_case_in_process", "dtype_name"]
 
 
 @dataclasses.dataclass
@@ -405,7 +405,7 @@ def _shaped_like(out, ref) -> bool:
             and all(isinstance(o, torch.Tensor) and o.shape == r.shape for o, r in zip(out, ref)))
 
 
-def _unchanged(given: tuple, pristine: tuple) -> bool:
+def unchanged(given: tuple, pristine: tuple) -> bool:
     """Every input holds what it was given (NaN where it held NaN): torch.equal, one pass, answers for most inputs;
     inputs holding NaN, which equal nothing, are compared element by element."""
     return all(_equal(g, p) or bool(((p == g) | (p.isnan() & g.isnan())).all()) for g, p in zip(given, pristine))
@@ -453,7 +453,7 @@ def judge_case(op: Op, impl: str, case: CheckCase, inputs: CaseInputs, outputs) 
             result.status, result.message = "error", outputs.refused
         return result
     for name, given, pristine in (("A", inputs.a, inputs.pristine_a), ("B", inputs.b, inputs.pristine_b)):
-        if not _unchanged(given, pristine):
+        if not unchanged(given, pristine):
             result.message = f"the inputs of call {name} were modified by the implementation"
             return result
     ref_a, ref_b = reference(op, inputs.pristine_a), reference(op, inputs.pristine_b)
@@ -499,11 +499,13 @@ def _same_verdict_as_b(op: Op, outputs, pristine_b, ref_b, tol, dtype) -> bool:
 
 
 def judge_timed_output(op: Op, impl: str, dtype: torch.dtype, shape: Shape, which: str, seed: int, out,
-                       given: tuple, pristine: tuple) -> CheckResult:
-    """The output of a timed call against the reference of the input set it was given."""
+                       pristine: tuple, inputs_unchanged: bool) -> CheckResult:
+    """The output of a timed call against the reference of the input set it was given, of which pristine is a copy
+    made before the calls; inputs_unchanged: whether that set still held what it was given once the timed calls
+    were over (unchanged, asked by the caller right then: the set itself need not live until the judging)."""
     result = _result(op, impl, dtype, shape, f"timed call, {which}", (seed,))
     tol = op.tolerance(dtype, shape)
-    if not _unchanged(given, pristine):
+    if not inputs_unchanged:
         result.message = "the inputs of the timed calls were modified by the implementation"
         return result
     ok, message, figures = compare_outputs(out, reference(op, pristine, out), tol, op.output_dtype(pristine[0].dtype),

@@ -88,7 +88,7 @@ class _GpuGate:
             held = time.perf_counter()
             self.seconds["alone waited"] += held - start
         try:
-            yield
+            yield held - start  # the seconds it waited
         finally:
             with self._cond:
                 self._exclusive = False
@@ -111,7 +111,9 @@ class _NoGate:
     def shared(self):
         yield
 
-    exclusive = shared
+    @contextlib.contextmanager
+    def exclusive(self):
+        yield 0.0  # no wait
 
 
 _gate: _GpuGate | _NoGate = _NoGate()
@@ -565,8 +567,11 @@ class _PhaseClock:
         try:
             yield
         finally:
-            # to the microsecond: a check case's parts add thousands of milliseconds
-            self.seconds[phase] = round(self.seconds.get(phase, 0.0) + time.perf_counter() - start, 6)
+            self.add(phase, time.perf_counter() - start)
+
+    def add(self, phase: str, seconds: float) -> None:
+        # to the microsecond: a check case's parts add thousands of milliseconds
+        self.seconds[phase] = round(self.seconds.get(phase, 0.0) + seconds, 6)
 
 
 def _call(pool, impl, name: str, *args, context: str = ""):
@@ -761,44 +766,93 @@ def _capture(pool, op: Op, impl, dtypes, device, options: Options, out: RowOutco
 
 
 def _time_row(pool, op: Op, impl, dtypes, device, options: Options, timed, out: RowOutcome) -> None:
-    """The row's timed cells, each call's outputs judged; its parts are lines of the phase table ('of the timing')."""
+    """The row's timed cells, several to a section with the GPU alone (_timed_sections), the first and last timed
+    outputs of each cell judged after its section; the parts are lines of the phase table ('of the timing'). The
+    row stops at the first cell whose outputs fail: the cells timed after it in its section are not reported."""
     l2 = timing.l2_bytes(device)
     cells = schedule.timed_cells(op, impl.name, dtypes, timed, l2, options.seed)
     _row_display.phase("timing", len(cells))
     clock = _PhaseClock(out.seconds)
-    for cell in cells:
-        _row_display.step()
-        dtype, shape = schedule.dtype_name(cell.dtype), op.describe_shape(cell.shape)
-        with clock("timing/making inputs, in the parent"):
-            sets = [check.make_inputs(op, cell.shape, cell.dtype, device, seed) for seed in cell.seeds]
-            pristine = [tuple(t.clone() for t in s) for s in sets]
-        try:
-            with clock("timing/the timed calls with their warm-up, in the worker"), _gate.exclusive():
-                # the GPU (and this host) busy with nothing else while a cell is timed
-                timed_out = _copied(_call(pool, impl, "time_cell", sets, impl.name, dtype, shape,
-                                          op.bytes_moved(cell.shape, cell.dtype), op.flops(cell.shape),
-                                          options.graph, options.profile_check))
-        except RowFailure as failure:
-            out.status = RowStatus(impl.name, Status.ERROR, f"timing {dtype} {shape}: {failure.message}")
-            return
-        out.timings.append(timed_out.timing)
-        with clock("timing/judging the first and last timed outputs, in the parent"):
-            out.checks.extend(_judge_timed_outputs(pool, op, impl, cell, timed_out, sets, pristine))
-        large = _case_bytes(sets[0]) >= RELEASE_AFTER_BYTES
-        del sets, pristine, timed_out
+    for section in _timed_sections(op, cells):
+        done, error = _time_cells(pool, op, impl, section, device, options, out.seconds)
+        large = False
+        for cell, timed_out, kept in done:
+            out.timings.append(timed_out.timing)
+            with clock("timing/judging the first and last timed outputs, in the parent"):
+                out.checks.extend(_judge_timed_outputs(pool, op, impl, cell, timed_out, kept))
+            large = large or _case_bytes(next(iter(kept.values()))[0]) >= RELEASE_AFTER_BYTES
+            _judge(out)
+            if out.status.status != Status.OK:
+                return
+        del done
         if large:
-            _release_cached_memory(pool, impl)
-        _judge(out)
-        if out.status.status != Status.OK:
+            _empty_cache()
+        if error is not None:
+            out.status = error
             return
 
 
-def _judge_timed_outputs(pool, op: Op, impl, cell, timed_out, sets, pristine) -> list[check.CheckResult]:
+# A row's timed cells have the GPU alone several at a time, one after another in one section: a section first waits
+# for the other rows' checks in flight to end, while none may start, so a section for each cell left the GPU partly
+# idle once a cell. Each cell's first and last outputs wait in this process for their judging after the section,
+# with copies of the input sets they were given: a section takes cells while twice their bytes moved (two calls'
+# inputs and outputs) add up to no more than this, and a cell larger than that has a section of its own.
+TIMED_SECTION_BYTES = 2 << 30
+
+
+def _timed_sections(op: Op, cells: list) -> list[list]:
+    """The cells in order, cut into the runs that share a section with the GPU alone (TIMED_SECTION_BYTES)."""
+    sections, held = [], 0
+    for cell in cells:
+        nbytes = 2 * op.bytes_moved(cell.shape, cell.dtype)
+        if sections and held + nbytes <= TIMED_SECTION_BYTES:
+            sections[-1].append(cell)
+            held += nbytes
+        else:
+            sections.append([cell])
+            held = nbytes
+    return sections
+
+
+def _time_cells(pool, op: Op, impl, cells: list, device, options: Options, seconds: dict):
+    """One section with the GPU alone: per cell its input sets made, the calls timed in the worker, and the sets of
+    the first and last timed calls asked whether they still hold what they were given. Returns per cell (the cell,
+    what the worker handed back, {input set: (its pristine copy, whether it was left unchanged)}) and the error
+    that ended the section early, if any (the cells before it are returned all the same)."""
+    clock, done = _PhaseClock(seconds), []
+    with _gate.exclusive() as waited:
+        if waited:  # rows checked at once: the other rows' checks in flight
+            clock.add("timing/waiting for the GPU alone", waited)
+        for cell in cells:
+            _row_display.step()
+            dtype, shape = schedule.dtype_name(cell.dtype), op.describe_shape(cell.shape)
+            with clock("timing/making inputs, in the parent"):
+                sets = [check.make_inputs(op, cell.shape, cell.dtype, device, seed) for seed in cell.seeds]
+                pristine = [tuple(t.clone() for t in s) for s in sets]
+            try:
+                with clock("timing/the timed calls with their warm-up, in the worker"):
+                    timed_out = _copied(_call(pool, impl, "time_cell", sets, impl.name, dtype, shape,
+                                              op.bytes_moved(cell.shape, cell.dtype), op.flops(cell.shape),
+                                              options.graph, options.profile_check))
+            except RowFailure as failure:
+                return done, RowStatus(impl.name, Status.ERROR, f"timing {dtype} {shape}: {failure.message}")
+            with clock("timing/judging the first and last timed outputs, in the parent"):
+                kept = {i: (pristine[i], check.unchanged(sets[i], pristine[i]))
+                        for i in (timed_out.first_set, timed_out.last_set)}
+            done.append((cell, timed_out, kept))
+            large = _case_bytes(sets[0]) >= RELEASE_AFTER_BYTES
+            del sets, pristine
+            if large:  # what the worker's timed calls left cached goes back before the next cell's inputs are made
+                _release_cached_memory(pool, impl)
+    return done, None
+
+
+def _judge_timed_outputs(pool, op: Op, impl, cell, timed_out, kept: dict) -> list[check.CheckResult]:
     """The first and last timed calls' outputs judged here, beside the other rows' checks as a check case is
     (compare.check.judge_timed_output); where the GPU's memory ran out, again with the GPU alone."""
     def judge():
         return [check.judge_timed_output(op, impl.name, cell.dtype, cell.shape, which, cell.seeds[index], output,
-                                         sets[index], pristine[index])
+                                         *kept[index])
                 for which, output, index in (("first", timed_out.first, timed_out.first_set),
                                              ("last", timed_out.last, timed_out.last_set))]
 

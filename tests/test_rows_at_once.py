@@ -1,6 +1,8 @@
 """--check-rows N (compare/runner.py): several rows checked at once on one GPU, while a timed cell and the kernel
 accounting have the GPU alone. The gate must never let a timing overlap a check, and rows checked at once must get
 exactly the checks they get one after another."""
+import contextlib
+
 import pytest
 import torch
 
@@ -466,3 +468,89 @@ def test_the_ipc_limbo_is_occupied_once_per_device_and_a_torch_without_the_way_i
     monkeypatch.setattr(torch, "empty", lambda *args, **kwargs: Unshareable())
     with pytest.warns(UserWarning, match="IPC limbo"):
         isolate._keep_ipc_limbo_occupied("gpu-c")
+
+
+class _TimingPool:
+    """A worker that answers time_cell with the op's true outputs (wrong where told to), and counts its calls."""
+
+    def __init__(self, op, wrong_at=None, modifies_input_at=None):
+        self.op, self.wrong_at, self.modifies_input_at, self.timed = op, wrong_at, modifies_input_at, []
+
+    def call(self, name, *args, timeout_s=None):
+        from compare import check, timing, worker
+
+        if name != "time_cell":
+            return None
+        sets, impl, dtype, shape = args[:4]
+        self.timed.append(shape)
+        out = check.reference(self.op, sets[0]).to(sets[0][0].dtype)
+        if shape == self.wrong_at:
+            out[0] += 1
+        if shape == self.modifies_input_at:
+            sets[0][0][0] = 0.5
+        t = timing.Timing(impl, dtype, shape, 1.0, 1.0, 1.0, 0, 0, 0.0, 0.0)
+        return worker.TimedOutputs(t, out, 0, out.clone(), 0)
+
+
+def _time_gelu_row(monkeypatch, pool_args, section_bytes):
+    from compare import discover, runner
+    from compare.results import RowOutcome, RowStatus, Status
+
+    sections = []
+
+    class Gate:
+        shared = runner._NoGate.shared
+
+        @contextlib.contextmanager
+        def exclusive(self):
+            sections.append(len(pool.timed))
+            yield 0.0
+
+    op = discover.load_op("gelu")
+    pool = _TimingPool(op, **pool_args)
+    monkeypatch.setattr(runner, "_gate", Gate())
+    monkeypatch.setattr(runner.timing, "l2_bytes", lambda device: 1 << 20)
+    monkeypatch.setattr(runner, "TIMED_SECTION_BYTES", section_bytes)
+    impl = next(i for i in discover.implementations(op) if i.name == "torch:eager")
+    out = RowOutcome(RowStatus(impl.name, Status.OK))
+    shapes = [(1 << 10,), (1 << 11,), (1 << 12,), (1 << 13,), (1 << 14,)]
+    runner._time_row(pool, op, impl, [torch.float32], torch.device("cpu"), runner.Options(progress=False), shapes,
+                     out)
+    return op, pool, sections, out
+
+
+def _first_three_cells_bytes():
+    """Room for the first three cells of _time_gelu_row (twice their bytes moved), not four; the fourth and the
+    fifth (each twice the one before) do not fit together."""
+    from compare import discover
+
+    op = discover.load_op("gelu")
+    return 2 * sum(op.bytes_moved((n,), torch.float32) for n in (1 << 10, 1 << 11, 1 << 12))
+
+
+def test_a_rows_timed_cells_share_sections_alone_and_each_cells_outputs_are_judged_after_its_section(monkeypatch):
+    # Sections of cells 1-3, 4 and 5.
+    op, pool, sections, out = _time_gelu_row(monkeypatch, {}, _first_three_cells_bytes())
+    assert sections == [0, 3, 4] and len(pool.timed) == 5
+    assert out.status.status == "ok" and len(out.timings) == 5
+    assert len(out.checks) == 10 and all(c.ok and c.inputs == "timed call, " + w for c, w in
+                                         zip(out.checks, ["first", "last"] * 5))
+    # A budget smaller than any cell: a section each, as cells were timed before sections held several.
+    _, pool, sections, out = _time_gelu_row(monkeypatch, {}, 1)
+    assert sections == [0, 1, 2, 3, 4] and len(out.timings) == 5
+
+
+def test_a_wrong_timed_output_ends_the_row_at_its_cell_once_its_section_is_over(monkeypatch):
+    op, pool, sections, out = _time_gelu_row(monkeypatch, {"wrong_at": str(1 << 11)}, _first_three_cells_bytes())
+    # Cells 1-3 shared a section and were all timed; the second one's outputs failed: the third is not reported,
+    # and no later section was started.
+    assert sections == [0] and pool.timed == ["1024", "2048", "4096"]
+    assert out.status.status == "FAIL" and "2048" in out.status.message
+    assert len(out.timings) == 2 and [t.shape for t in out.timings] == ["1024", "2048"]
+
+
+def test_a_timed_call_that_modifies_its_input_fails_although_its_set_is_gone_when_judged(monkeypatch):
+    _, pool, sections, out = _time_gelu_row(monkeypatch, {"modifies_input_at": str(1 << 12)},
+                                              _first_three_cells_bytes())
+    assert out.status.status == "FAIL" and "inputs of the timed calls were modified" in out.status.message
+    assert [t.shape for t in out.timings] == ["1024", "2048", "4096"]
