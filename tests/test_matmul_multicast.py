@@ -1,9 +1,10 @@
-"""cuda:multicast (v8) runs clusters of two blocks on the tiles one above the other, each block copying half of their
-B tile into both blocks' shared memory. What only it can get wrong: a block reading its partner's half before it
-has landed, or overwriting a stage its partner still reads (wrong C in whole tiles, or a hang, which the row's time
-limit ends); the block of rank 1 past the last tile row, where M has an odd number of them (it must store nothing,
-and still copy its half of B for its partner); clusters walking more pairs than there are clusters. Each case twice,
-on fresh inputs, against the float64 reference (GPU only: the kernel is Hopper's)."""
+"""cuda:multicast (v8) runs clusters of two blocks on the tiles one above the other, each block copying half of their B
+tile into both blocks' shared memory. What only it can get wrong: a block reading its partner's half before it has
+landed, or overwriting a stage its partner still reads (wrong C in whole tiles, or a hang: in a comparison the row's
+time limit ends it, here nothing does, so run these under one, such as `timeout`); the block of rank 1 past the last
+tile row, where M has an odd number of them (it must store nothing, and still copy its half of B for its partner);
+clusters walking more pairs than there are clusters. Each case twice, on fresh inputs, against the float64 reference
+(GPU only: the kernel is Hopper's)."""
 import pytest
 import torch
 
