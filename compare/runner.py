@@ -775,16 +775,16 @@ def _time_row(pool, op: Op, impl, dtypes, device, options: Options, timed, out: 
     clock = _PhaseClock(out.seconds)
     for section in _timed_sections(op, cells):
         done, error = _time_cells(pool, op, impl, section, device, options, out.seconds)
-        large = False
+        large = any(_case_bytes(pristine) >= RELEASE_AFTER_BYTES
+                    for _, _, kept in done for pristine, _ in kept.values())
         for cell, timed_out, kept in done:
             out.timings.append(timed_out.timing)
             with clock("timing/judging the first and last timed outputs, in the parent"):
                 out.checks.extend(_judge_timed_outputs(pool, op, impl, cell, timed_out, kept))
-            large = large or _case_bytes(next(iter(kept.values()))[0]) >= RELEASE_AFTER_BYTES
             _judge(out)
             if out.status.status != Status.OK:
                 return
-        del done
+        done = timed_out = kept = None  # the kept outputs and input copies go before the cache is emptied
         if large:
             _empty_cache()
         if error is not None:
