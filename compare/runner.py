@@ -602,14 +602,23 @@ def _tunes_when_first_called(impl) -> bool:
 
 def checked_alone(impl, cases: list[schedule.CheckCase]) -> list[bool]:
     """Per case, whether it runs with the GPU alone: a row's first case at each dtype and shape, where the row
-    tunes when first called."""
+    tunes when first called; for a Triton row only at a shape some timed cell uses. At the others, its autotuners'
+    choices are kept apart (_tuned_apart), so they may be made beside other rows' checks: half of a row's tuning
+    keys can be at shapes the checks alone use, and their autotuning held every other row back."""
     if not _tunes_when_first_called(impl):
         return [False] * len(cases)
     seen, alone = set(), []
     for case in cases:
-        alone.append((case.dtype, case.shape) not in seen)
+        first = (case.dtype, case.shape) not in seen
+        alone.append(first and (case.timed_shape or not _tuned_apart(impl, case)))
         seen.add((case.dtype, case.shape))
     return alone
+
+
+def _tuned_apart(impl, case: schedule.CheckCase) -> bool:
+    """Whether the case's calls keep their autotuners' choices apart from those of timed shapes
+    (compare.worker.tuned_apart): a Triton row's, at a shape no timed cell of the row uses."""
+    return impl.backend == "triton" and not case.timed_shape
 
 
 class _OutOfMemory(Exception):
@@ -680,7 +689,7 @@ def _check_case(pool, op: Op, impl, case: schedule.CheckCase, device, seconds: d
         start = time.perf_counter()
         try:
             outputs = _call(pool, impl, "call_case", inputs.warmup, inputs.a, inputs.b, case.layout is not None,
-                            context=f" in {schedule.dtype_name(case.dtype)} {op.describe_shape(case.shape)} "
+                            _tuned_apart(impl, case), context=f" in {schedule.dtype_name(case.dtype)} {op.describe_shape(case.shape)} "
                                     f"({case.label})")
         except RowFailure as failure:  # the row raised: an error on this case, and the row goes on
             if failure.message.startswith(torch.OutOfMemoryError.__name__):

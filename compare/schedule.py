@@ -62,6 +62,7 @@ class CheckCase:
     layout: str | None  # None (contiguous) or a name in compare.layouts.LAYOUTS
     seeds: tuple[int, int, int]  # warm-up, A, B
     stage: str = "check"  # "check", or "recheck" for the fresh-input checks after timing
+    timed_shape: bool = True  # whether a timed cell of the row uses this dtype and shape (see check_cases)
 
     @property
     def label(self) -> str:
@@ -103,7 +104,9 @@ def case_seeds(base_seed: int, op: Op, impl: str, dtype, shape, inputs: str, lay
 def check_cases(op: Op, impl: str, dtypes: list[torch.dtype], gpu: bool, timed: list[Shape],
                 base_seed: int = 0) -> list[CheckCase]:
     """Every check of one row before timing, in the order they run: per dtype, per shape, random inputs, each
-    special input set, then each layout."""
+    special input set, then each layout. Each case says whether its shape is one the row is timed at: where it is
+    not, a row that autotunes keeps the choices it makes there apart from those of timed shapes
+    (compare.worker.tuned_apart), so no timed call can start from a choice no timed shape made."""
     shapes = check_shapes(op, gpu, timed)
     own = [tuple(s) for s in (op.check_shapes if gpu else shapes)]
     def elements(shape):
@@ -117,13 +120,16 @@ def check_cases(op: Op, impl: str, dtypes: list[torch.dtype], gpu: bool, timed: 
     cases = []
     for dtype in dtypes:
         for shape in (s for s in shapes if op.supports(impl, dtype, s)):
+            is_timed = shape in timed
             for inputs in (RANDOM, *op.special_inputs):
                 cases.append(CheckCase(dtype, shape, inputs, None,
-                                       case_seeds(base_seed, op, impl, dtype, shape, inputs, None, "check", 3)))
+                                       case_seeds(base_seed, op, impl, dtype, shape, inputs, None, "check", 3),
+                                       timed_shape=is_timed))
             if shape in layout_shapes:
                 for layout in layouts.names_for(op_input_dims(op, shape)):
                     cases.append(CheckCase(dtype, shape, RANDOM, layout,
-                                           case_seeds(base_seed, op, impl, dtype, shape, RANDOM, layout, "check", 3)))
+                                           case_seeds(base_seed, op, impl, dtype, shape, RANDOM, layout, "check", 3),
+                                           timed_shape=is_timed))
     return cases
 
 
@@ -137,7 +143,7 @@ def recheck_cases(op: Op, impl: str, dtypes: list[torch.dtype], gpu: bool, timed
             if op.supports(impl, dtype, shape):
                 cases.append(CheckCase(dtype, shape, RANDOM, None,
                                        case_seeds(base_seed, op, impl, dtype, shape, RANDOM, None, "recheck", 3),
-                                       stage="recheck"))
+                                       stage="recheck", timed_shape=shape in timed))
     return cases
 
 

@@ -138,12 +138,17 @@ def _clone(out):
     return out
 
 
-def call_case(warmup, inputs_a, inputs_b, may_refuse: bool, fn=None) -> CaseOutputs:
+def call_case(warmup, inputs_a, inputs_b, may_refuse: bool, apart: bool = False, fn=None) -> CaseOutputs:
     """The three calls of one check case (compare.schedule): a discarded warm-up, then A and B, each into freshly
     poisoned memory. A refusal (an exception) is returned for the parent to judge when may_refuse (a non-contiguous
-    layout, which a row may refuse with an error that says so); otherwise it propagates. fn: the loaded row by
-    default (compare.check.check_case passes one, to run a case in its own process)."""
-    fn = fn or _fn()
+    layout, which a row may refuse with an error that says so); otherwise it propagates. apart: the case is at a
+    shape no timed cell uses, and the row's autotuners keep what they choose there apart (tuned_apart). fn: the
+    loaded row by default (compare.check.check_case passes one, to run a case in its own process)."""
+    with tuned_apart() if apart else contextlib.nullcontext():
+        return _three_calls(warmup, inputs_a, inputs_b, may_refuse, fn or _fn())
+
+
+def _three_calls(warmup, inputs_a, inputs_b, may_refuse: bool, fn) -> CaseOutputs:
     device = inputs_a[0].device
     start = time.perf_counter()
     try:
@@ -233,6 +238,50 @@ def _untimed_autotuning():
     finally:
         autotuner.Autotuner.run, autotuner.Autotuner._bench = original_run, original_bench
         autotuner.get_cache_manager = original_manager
+
+
+# The choices autotuners made at shapes no timed cell uses, per autotuner and tuning key (tuned_apart).
+_chosen_apart: dict = {}
+# What tells the keys of Triton's disk cache of autotuning results written at such shapes from the keys it has for
+# the same kernel and tuning key at a timed shape.
+APART_CACHE_SALT = "kernel-lab: chosen at a shape no timed cell uses | "
+
+
+@contextlib.contextmanager
+def tuned_apart():
+    """Inside: a call at a shape no timed cell uses. With rows checked at once, the row's first call there autotunes
+    beside other rows' checks (compare.runner.checked_alone), so what its autotuners choose may be the contention's
+    choice: they may use it there and nowhere else. On the way in, each autotuner the call reaches gets back the
+    choices it made at such shapes before (a choice made at a timed shape, with the GPU alone, stands where both
+    share a key); on the way out, every key filled inside is taken out of its memory again into _chosen_apart, so a
+    timed call at that key tunes anew. Triton's disk cache of autotuning results is read and written inside under
+    keys of its own (APART_CACHE_SALT), so a later run tunes such a shape no more than a timed one, and a run that
+    times it (other --sizes) never reads a choice made here."""
+    import hashlib
+
+    from triton.runtime import autotuner
+
+    held_before: dict = {}  # autotuner -> the keys it held on the way in
+    original_run, original_manager = autotuner.Autotuner.run, autotuner.get_cache_manager
+
+    def run(self, *args, **kwargs):
+        if self not in held_before:
+            held_before[self] = set(self.cache)
+            for key, config in _chosen_apart.get(self, {}).items():
+                self.cache.setdefault(key, config)
+        return original_run(self, *args, **kwargs)
+
+    def manager(key):
+        return original_manager(hashlib.sha256((APART_CACHE_SALT + key).encode()).hexdigest())
+
+    autotuner.Autotuner.run, autotuner.get_cache_manager = run, manager
+    try:
+        yield
+    finally:
+        autotuner.Autotuner.run, autotuner.get_cache_manager = original_run, original_manager
+        for tuner, keys in held_before.items():
+            for key in set(tuner.cache) - keys:
+                _chosen_apart.setdefault(tuner, {})[key] = tuner.cache.pop(key)
 
 
 _NONE = object()
@@ -428,14 +477,17 @@ def autotune_picks(kernel) -> list[str]:
     """What an autotuned kernel chose, one entry per tuning key it met: "m=1024, n=32768, torch.float32: BLOCK: 16384,
     num_warps: 32, ..." (the key's parameters by name, then the dtypes of its tensor arguments, which Triton's
     Autotuner appends to the key); [] for a kernel that does not autotune. Per key, so that a reader can tell which
-    config ran at which shape and dtype, and whether two runs chose alike."""
+    config ran at which shape and dtype, and whether two runs chose alike. A choice made at a shape no timed cell
+    uses ends in "(untimed shape)" (tuned_apart)."""
     names = list(getattr(kernel, "keys", []) or [])
     picks = []
-    for key, config in getattr(kernel, "cache", {}).items():
+    apart = _chosen_apart.get(kernel, {}) if hasattr(kernel, "cache") else {}
+    for key, config, where in [*((k, c, "") for k, c in getattr(kernel, "cache", {}).items()),
+                               *((k, c, " (untimed shape)") for k, c in apart.items())]:
         key = key if isinstance(key, tuple) else (key,)
         named = [f"{n}={v}" for n, v in zip(names, key)]
         dtypes = sorted({str(v) for v in key[len(names):]})
-        picks.append(f"{', '.join(named + dtypes)}: {config}")
+        picks.append(f"{', '.join(named + dtypes)}: {config}{where}")
     return sorted(picks)
 
 

@@ -116,6 +116,30 @@ def test_a_case_out_of_gpu_memory_alone_is_an_error_of_that_case_not_of_the_run(
     assert result.status == "error" and "does not fit this GPU" in result.message and "row's worker" in result.message
 
 
+def test_a_triton_row_s_calls_at_an_untimed_shape_keep_their_autotuning_apart():
+    """The worker is told which cases are at a shape no timed cell uses (compare.worker.tuned_apart), for Triton rows
+    only: what their autotuners choose there, possibly beside other rows' checks, must never reach a timed call."""
+    import dataclasses
+
+    from compare import runner, worker
+
+    op, untimed = _one_case()
+    assert not untimed.timed_shape  # no shape is timed in _one_case's schedule
+    timed = dataclasses.replace(untimed, timed_shape=True)
+
+    class Pool:
+        apart = []
+
+        def call(self, name, *args):
+            self.apart.append(args[4])
+            return worker.call_case(*args, fn=lambda x: op.reference(x.double()).to(x.dtype))
+
+    cuda_row = type("_CudaRow", (), {"name": "cuda:naive", "backend": "cuda"})()
+    for row, case in ((_Row(), untimed), (_Row(), timed), (cuda_row, untimed)):
+        assert runner._check_case(Pool(), op, row, case, "cpu", {}).status == "ok"
+    assert Pool.apart == [True, False, False]
+
+
 def test_a_worker_out_of_gpu_memory_is_told_from_a_row_that_raised():
     import pytest
 
@@ -266,17 +290,23 @@ def test_a_row_that_autotunes_meets_each_dtype_and_shape_first_with_the_gpu_alon
     timed = [tuple(s) for s in op.bench_shapes[:2]]
     rows = {i.name: i for i in discover.implementations(op)}
     rows["torch:compile-max-autotune"] = discover.Impl(op.name, "torch", "compile-max-autotune", None)  # opt-in mode
-    for name, tunes in (("triton:tuned", True), ("torch:compile-max-autotune", True), ("cuda:flash2", False),
-                        ("torch:eager", False), ("torch:compile", False)):
+    # A Triton row keeps the choices made at shapes no timed cell uses apart (compare.worker.tuned_apart): its
+    # first calls there need not have the GPU alone. torch.compile's max-autotune keeps no such thing apart.
+    for name, tunes, everywhere in (("triton:tuned", True, False), ("torch:compile-max-autotune", True, True),
+                                    ("cuda:flash2", False, False), ("torch:eager", False, False),
+                                    ("torch:compile", False, False)):
         impl = rows[name]
         cases = schedule.check_cases(op, name, list(op.dtypes), True, timed)
         alone = runner.checked_alone(impl, cases)
-        firsts = {(c.dtype, c.shape) for c in cases}
-        assert sum(alone) == (len(firsts) if tunes else 0), name
+        firsts = {(c.dtype, c.shape) for c in cases if everywhere or c.shape in timed}
+        assert firsts and sum(alone) == (len(firsts) if tunes else 0), name
+        assert all(c.timed_shape == (c.shape in timed) for c in cases)
+        assert {c.shape for c in cases} - set(timed), "the op's own check shapes, untimed"
         if tunes:  # the first case of each (dtype, shape), which is the first call there
             seen = set()
             for case, by_itself in zip(cases, alone):
-                assert by_itself == ((case.dtype, case.shape) not in seen), (name, case)
+                first = (case.dtype, case.shape) not in seen
+                assert by_itself == (first and (everywhere or case.shape in timed)), (name, case)
                 seen.add((case.dtype, case.shape))
 
     # And such a case does run under the exclusive gate, never beside a shared one.

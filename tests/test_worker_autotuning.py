@@ -136,3 +136,45 @@ def _manager(base, key):
             return str(base / key / name)
 
     return Manager()
+
+
+def test_a_choice_made_at_an_untimed_shape_is_used_there_and_never_by_a_timed_call(timed_launches, monkeypatch):
+    """compare.worker.tuned_apart: at a shape no timed cell uses, a row's first call may autotune beside other rows'
+    checks, so its choice stays with such shapes: back for the next call there, out of the autotuner's memory
+    between them, and a timed call at the same key tunes with the GPU alone as if it had never been made."""
+    monkeypatch.setattr(worker, "_chosen_apart", {})
+    x = torch.arange(100, dtype=torch.float32)
+    with worker.tuned_apart():
+        assert torch.equal(tuned_row(x), 2 * x)
+        assert len(timed_launches) == 2 and len(scale_kernel.cache) == 1  # tuned, and used inside
+    assert scale_kernel.cache == {}  # nothing left for a timed call to start from
+    [pick] = worker.autotune_picks(scale_kernel)
+    assert pick.startswith("n=100, torch.float32: BLOCK: 32") and pick.endswith("(untimed shape)")
+    with worker.tuned_apart():
+        tuned_row(x)
+    assert len(timed_launches) == 2  # the choice came back: no tuning again at the untimed shape
+    tuned_row(x)  # a timed shape at the same key: tuned anew
+    assert len(timed_launches) == 4 and len(scale_kernel.cache) == 1
+    timed_choice = dict(scale_kernel.cache)
+    with worker.tuned_apart():
+        tuned_row(x)  # a choice made at a timed shape stands where both share a key
+        tuned_row(torch.arange(50, dtype=torch.float32))  # another key, untimed: tuned, and taken out after
+    assert len(timed_launches) == 6 and scale_kernel.cache == timed_choice
+    picks = worker.autotune_picks(scale_kernel)
+    assert [p.startswith("n=50,") and p.endswith("(untimed shape)") for p in picks].count(True) == 1
+    assert [p.endswith("(untimed shape)") for p in picks].count(False) == 1  # the timed shape's choice, n=100
+
+
+def test_inside_tuned_apart_triton_disk_cache_of_autotuning_has_keys_of_its_own(monkeypatch, tmp_path):
+    from triton.runtime import autotuner
+
+    monkeypatch.setattr(autotuner, "get_cache_manager", lambda key: _manager(tmp_path, key))
+    original = autotuner.get_cache_manager
+    original("timed").put("{}", "kernel.autotune.json", binary=False)
+    with worker.tuned_apart():
+        inside = autotuner.get_cache_manager("timed")
+        assert inside.get_file("kernel.autotune.json") is None  # a timed shape's choice is not read here
+        inside.put("{}", "kernel.autotune.json", binary=False)
+        assert autotuner.get_cache_manager("timed").get_file("kernel.autotune.json")  # its own, read back
+    assert autotuner.get_cache_manager is original
+    assert len(list(tmp_path.rglob("*.json"))) == 2 and original("timed").get_file("kernel.autotune.json")
