@@ -617,7 +617,9 @@ def checked_alone(impl, cases: list[schedule.CheckCase]) -> list[bool]:
 
 def _tuned_apart(impl, case: schedule.CheckCase) -> bool:
     """Whether the case's calls keep their autotuners' choices apart from those of timed shapes
-    (compare.worker.tuned_apart): a Triton row's, at a shape no timed cell of the row uses."""
+    (compare.worker.tuned_apart): a Triton row's, at a shape no timed cell of the row uses, where rows are checked
+    at once (_check_case asks; one row at a time, every first call has the GPU alone, and a choice made at an
+    untimed shape is as good as one made at a timed shape of the same key, so it is kept as ever)."""
     return impl.backend == "triton" and not case.timed_shape
 
 
@@ -689,7 +691,7 @@ def _check_case(pool, op: Op, impl, case: schedule.CheckCase, device, seconds: d
         start = time.perf_counter()
         try:
             outputs = _call(pool, impl, "call_case", inputs.warmup, inputs.a, inputs.b, case.layout is not None,
-                            _tuned_apart(impl, case), context=f" in {schedule.dtype_name(case.dtype)} {op.describe_shape(case.shape)} "
+                            _tuned_apart(impl, case) and isinstance(_gate, _GpuGate), context=f" in {schedule.dtype_name(case.dtype)} {op.describe_shape(case.shape)} "
                                     f"({case.label})")
         except RowFailure as failure:  # the row raised: an error on this case, and the row goes on
             if failure.message.startswith(torch.OutOfMemoryError.__name__):

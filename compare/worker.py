@@ -249,7 +249,7 @@ APART_CACHE_SALT = "kernel-lab: chosen at a shape no timed cell uses | "
 
 @contextlib.contextmanager
 def tuned_apart():
-    """Inside: a call at a shape no timed cell uses. With rows checked at once, the row's first call there autotunes
+    """Inside: a call at a shape no timed cell uses, with rows checked at once. The row's first call there autotunes
     beside other rows' checks (compare.runner.checked_alone), so what its autotuners choose may be the contention's
     choice: they may use it there and nowhere else. On the way in, each autotuner the call reaches gets back the
     choices it made at such shapes before (a choice made at a timed shape, with the GPU alone, stands where both

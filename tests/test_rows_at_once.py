@@ -116,7 +116,7 @@ def test_a_case_out_of_gpu_memory_alone_is_an_error_of_that_case_not_of_the_run(
     assert result.status == "error" and "does not fit this GPU" in result.message and "row's worker" in result.message
 
 
-def test_a_triton_row_s_calls_at_an_untimed_shape_keep_their_autotuning_apart():
+def test_a_triton_row_s_calls_at_an_untimed_shape_keep_their_autotuning_apart(monkeypatch):
     """The worker is told which cases are at a shape no timed cell uses (compare.worker.tuned_apart), for Triton rows
     only: what their autotuners choose there, possibly beside other rows' checks, must never reach a timed call."""
     import dataclasses
@@ -135,9 +135,11 @@ def test_a_triton_row_s_calls_at_an_untimed_shape_keep_their_autotuning_apart():
             return worker.call_case(*args, fn=lambda x: op.reference(x.double()).to(x.dtype))
 
     cuda_row = type("_CudaRow", (), {"name": "cuda:naive", "backend": "cuda"})()
-    for row, case in ((_Row(), untimed), (_Row(), timed), (cuda_row, untimed)):
-        assert runner._check_case(Pool(), op, row, case, "cpu", {}).status == "ok"
-    assert Pool.apart == [True, False, False]
+    for gate in (runner._GpuGate(), runner._NoGate()):  # one row at a time: nothing contends, nothing kept apart
+        monkeypatch.setattr(runner, "_gate", gate)
+        for row, case in ((_Row(), untimed), (_Row(), timed), (cuda_row, untimed)):
+            assert runner._check_case(Pool(), op, row, case, "cpu", {}).status == "ok"
+    assert Pool.apart == [True, False, False, False, False, False]
 
 
 def test_a_worker_out_of_gpu_memory_is_told_from_a_row_that_raised():
