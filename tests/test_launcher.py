@@ -142,3 +142,61 @@ def test_the_host_arithmetic_matches_tritons():
         assert triton_src.next_power_of_2(n) == triton.next_power_of_2(n), n
         for d in [1, 2, 3, 128, 4096]:
             assert triton_src.cdiv(n, d) == triton.cdiv(n, d), (n, d)
+
+
+def test_the_tuning_key_is_the_one_tritons_autotuner_files_its_choice_under():
+    """triton_src.tuning_key rebuilds the key Triton's Autotuner.run uses, so that a Launcher keeps a compiled kernel
+    only while its autotuner holds the configuration it ran (choice_kept): checked against the Triton installed."""
+    import triton
+    import triton.language as tl
+
+    from triton_src import choice_kept, tuning_key
+
+    @triton.autotune(configs=[triton.Config({"BLOCK": 16}), triton.Config({"BLOCK": 32})], key=["n"])
+    @triton.jit
+    def double(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+        offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(y_ptr + offsets, tl.load(x_ptr + offsets, mask=offsets < n) * 2, mask=offsets < n)
+
+    x = torch.arange(40, dtype=torch.float16)
+    y = torch.empty_like(x)
+    double.do_bench = lambda call, quantiles=None, **_: call() or [1.0] * 3  # timing needs a GPU: equal times
+    double[lambda meta: (triton.cdiv(40, meta["BLOCK"]),)](x, y, 40)
+    assert torch.equal(y, 2 * x)
+    assert list(double.cache) == [tuning_key(double, (x, y, 40), {})] == [(40, "torch.float16", "torch.float16")]
+    assert choice_kept(double, (x, y, 40), {}, double.best_config)
+    assert not choice_kept(double, (x, y, 41), {}, double.best_config)  # another key: no choice held there
+    double.cache.clear()  # what compare.worker.compile_case does after its untimed launches
+    assert not choice_kept(double, (x, y, 40), {}, double.best_config)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("norm", ["layernorm", "rmsnorm"])
+def test_a_first_call_with_untimed_autotuning_leaves_no_launch_kept(norm, monkeypatch):
+    """compare.worker.compile_case launches each configuration once untimed and forgets the pick; the Launcher must
+    not keep it either, or every later call, the timed ones included, runs that untimed pick and the autotuner
+    never chooses (seen on an H100 with rows checked at once: the timed keys missing from the autotuners' picks and
+    the 64K cells of every step from direct on slower, results/nvidia-h100-80gb-hbm3/launcher-kept-untimed-pick/)."""
+    import importlib
+
+    from compare import worker
+
+    module = importlib.import_module(f"triton_src.{norm}")
+    shape = (256, 65536)
+    x = torch.randn(shape, device="cuda", dtype=torch.bfloat16)
+    params = [torch.randn(shape[1], device="cuda", dtype=torch.bfloat16) for _ in range(2 if norm == "layernorm"
+                                                                                      else 1)]
+    kernels = [k for k in vars(module).values() if hasattr(k, "configs") and hasattr(k, "cache")]
+    for kernel in kernels:
+        kernel.cache.clear()
+        triton_src.launcher(kernel).compiled.clear()
+    monkeypatch.setitem(worker._row, "fn", module.tile_ahead)
+    choice_left, _ = worker.compile_case((x, *params))
+    assert choice_left  # an autotuner had a choice to make by timing
+    assert all(not triton_src.launcher(k).compiled for k in kernels), "an untimed pick was kept by a Launcher"
+    module.tile_ahead(x, *params)  # the call that times the candidates, and keeps the choice
+    kept = [(k, compiled) for k in kernels for compiled, _ in triton_src.launcher(k).compiled.values()]
+    assert kept
+    for kernel, compiled in kept:  # what the Launcher runs from now on is what the autotuner chose, timing them
+        [choice] = kernel.cache.values()
+        assert compiled.metadata.num_warps == choice.num_warps

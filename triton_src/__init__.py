@@ -113,7 +113,8 @@ class Launcher:
     the closure that call builds and the launch hooks' metadata, which is only built where a hook is set
     (launch_hooks_set; a profiler such as Proton sets one: then the call goes through CompiledKernel[grid], hooks and
     all). Under Triton's interpreter, for a grid given as a function, for arguments of another kind, and for a
-    config with a pre_hook (which must run before every launch), every call goes through kernel[grid]."""
+    config with a pre_hook (which must run before every launch), every call goes through kernel[grid]; so does a
+    first call whose autotuner did not keep the configuration it ran (choice_kept), until one that does."""
 
     def __init__(self, kernel):
         self.kernel = kernel
@@ -149,6 +150,8 @@ class Launcher:
         config = getattr(self.kernel, "best_config", None)
         if compiled is None or None in key[:len(args)] or (config is not None and config.pre_hook is not None):
             return compiled
+        if config is not None and not choice_kept(self.kernel, args, meta, config):
+            return compiled  # a choice its autotuner let go of: the next call at this key chooses again
         values = {**meta, **(config.kwargs if config is not None else {})}
         later = []
         for p in self.params[len(args):]:
@@ -157,6 +160,31 @@ class Launcher:
             later.append(values.get(p.name, p.default))
         self.compiled[key] = (compiled, tuple(later))
         return compiled
+
+
+def tuning_key(tuner, args, meta) -> tuple:
+    """The key under which Triton's Autotuner.run files its choice for this launch: the values of its key
+    parameters, then the dtype of every tensor argument (triton/runtime/autotuner.py, alike from Triton 3.0 to 3.8;
+    tests/test_worker_autotuning.py checks it against the Triton installed)."""
+    named = {**dict(zip(tuner.arg_names, args)), **meta}
+    bound = {name: value for name, value in named.items() if name in tuner.arg_names}
+    return tuple([bound[name] for name in tuner.keys if name in bound]
+                 + [str(value.dtype) for value in bound.values() if hasattr(value, "dtype")])
+
+
+def choice_kept(tuner, args, meta, config) -> bool:
+    """Whether an autotuned kernel's launch ran a configuration its autotuner still holds as its choice for the
+    launch's tuning key (or the autotuner has one configuration only). A choice made and then let go must not
+    outlive that launch in a Launcher: the lab's harness makes a row's first call at a timed shape with every
+    configuration launched once untimed and the choice so made forgotten (compare/worker.py: compile_case), so that
+    the next call times them; a Launcher that kept it would run that untimed pick at every later call, the timed
+    ones included, and the autotuner would never choose."""
+    if len(getattr(tuner, "configs", ())) <= 1:
+        return True
+    try:
+        return tuner.cache.get(tuning_key(tuner, args, meta)) is config
+    except (AttributeError, TypeError):  # an autotuner unlike Triton's: keep nothing, every call goes through it
+        return False
 
 
 _launchers: dict[int, Launcher] = {}
