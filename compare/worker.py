@@ -182,7 +182,8 @@ def compile_case(warmup) -> tuple[bool, float]:
     kernel still has a choice to make by timing (False where each tuning key's choice came from Triton's disk
     cache, or pruning left one configuration, or no autotuned kernel was called: the case then needs no section
     alone), and the call's wall seconds. Nothing this call chooses is kept: the tuning keys its untimed launches
-    filled are forgotten, and Triton's disk cache of autotuning results is read here, never written. A call that
+    filled are forgotten, and Triton's disk cache of autotuning results is read here, never written (a row's own
+    cache of launches must keep only what its autotuner holds, as triton_src.Launcher does). A call that
     raises reports a choice left to make, so the case runs as it would have, alone, and its error is judged there."""
     start = time.perf_counter()
     with _untimed_autotuning() as tuned:
