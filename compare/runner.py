@@ -690,8 +690,9 @@ def _check_case(pool, op: Op, impl, case: schedule.CheckCase, device, seconds: d
                 inputs = check.case_inputs(op, case, device)
         start = time.perf_counter()
         try:
-            outputs = _call(pool, impl, "call_case", inputs.warmup, inputs.a, inputs.b, case.layout is not None,
-                            _tuned_apart(impl, case) and isinstance(_gate, _GpuGate), context=f" in {schedule.dtype_name(case.dtype)} {op.describe_shape(case.shape)} "
+            apart = _tuned_apart(impl, case) and isinstance(_gate, _GpuGate)
+            outputs = _call(pool, impl, "call_case", inputs.warmup, inputs.a, inputs.b, case.layout is not None, apart,
+                            context=f" in {schedule.dtype_name(case.dtype)} {op.describe_shape(case.shape)} "
                                     f"({case.label})")
         except RowFailure as failure:  # the row raised: an error on this case, and the row goes on
             if failure.message.startswith(torch.OutOfMemoryError.__name__):

@@ -165,7 +165,7 @@ class Launcher:
 def tuning_key(tuner, args, meta) -> tuple:
     """The key under which Triton's Autotuner.run files its choice for this launch: the values of its key
     parameters, then the dtype of every tensor argument (triton/runtime/autotuner.py, alike from Triton 3.0 to 3.8;
-    tests/test_worker_autotuning.py checks it against the Triton installed)."""
+    tests/test_launcher.py checks it against the Triton installed)."""
     named = {**dict(zip(tuner.arg_names, args)), **meta}
     bound = {name: value for name, value in named.items() if name in tuner.arg_names}
     return tuple([bound[name] for name in tuner.keys if name in bound]
