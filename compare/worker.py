@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import hashlib
 import sys
 import time
 from pathlib import Path
@@ -258,8 +259,6 @@ def tuned_apart():
     timed call at that key tunes anew. Triton's disk cache of autotuning results is read and written inside under
     keys of its own (APART_CACHE_SALT), so a later run tunes such a shape no more than a timed one, and a run that
     times it (other --sizes) never reads a choice made here."""
-    import hashlib
-
     from triton.runtime import autotuner
 
     held_before: dict = {}  # autotuner -> the keys it held on the way in
