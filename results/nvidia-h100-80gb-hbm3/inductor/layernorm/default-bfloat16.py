@@ -1,4 +1,4 @@
-# torch:compile, bfloat16, M=4096 N=1024: output code captured from torch.compile (torch 2.11.0+cu130) by `python -m compare layernorm rmsnorm --check-rows 4`
+# torch:compile, bfloat16, M=4096 N=1024: output code captured from torch.compile (torch 2.11.0+cu130) by `python -m compare layernorm --check-rows 4`
 # AOT ID: ['83_inference']
 from ctypes import c_void_p, c_long, c_int
 import torch
@@ -35,7 +35,7 @@ async_compile = AsyncCompile()
 empty_strided_p2p = torch._C._distributed_c10d._SymmetricMemory.empty_strided_p2p
 
 
-# kernel path: /tmp/tmpn6qidt2i/ud/cud2sndzzoattpjhdhpltu5lbjapc4o7ivc32aengwlapsgb3r6k.py
+# kernel path: /tmp/tmpgj_h03lu/ud/cud2sndzzoattpjhdhpltu5lbjapc4o7ivc32aengwlapsgb3r6k.py
 # Topologically Sorted Source Nodes: [layer_norm], Original ATen: [aten.native_layer_norm]
 # Source node to ATen node mapping:
 #   layer_norm => add, add_1, convert_element_type, convert_element_type_1, mul, mul_1, rsqrt, sub, var_mean

@@ -1,4 +1,4 @@
-# torch:compile, float16, M=4096 N=1024: output code captured from torch.compile (torch 2.11.0+cu130) by `python -m compare layernorm rmsnorm --check-rows 4`
+# torch:compile, float16, M=4096 N=1024: output code captured from torch.compile (torch 2.11.0+cu130) by `python -m compare layernorm --check-rows 4`
 # AOT ID: ['82_inference']
 from ctypes import c_void_p, c_long, c_int
 import torch
@@ -35,7 +35,7 @@ async_compile = AsyncCompile()
 empty_strided_p2p = torch._C._distributed_c10d._SymmetricMemory.empty_strided_p2p
 
 
-# kernel path: /tmp/tmpatzfc_t8/me/cmet6iwv6fhwqw66tf77avx5xu27s66ahubazqcpn5zfhnfcfyuu.py
+# kernel path: /tmp/tmpc4yyjkia/me/cmet6iwv6fhwqw66tf77avx5xu27s66ahubazqcpn5zfhnfcfyuu.py
 # Topologically Sorted Source Nodes: [layer_norm], Original ATen: [aten.native_layer_norm]
 # Source node to ATen node mapping:
 #   layer_norm => add, add_1, convert_element_type, convert_element_type_1, mul, mul_1, rsqrt, sub, var_mean

@@ -1,4 +1,4 @@
-# torch:compile, float32, M=4096 N=1024: output code captured from torch.compile (torch 2.11.0+cu130) by `python -m compare layernorm rmsnorm --check-rows 4`
+# torch:compile, float32, M=4096 N=1024: output code captured from torch.compile (torch 2.11.0+cu130) by `python -m compare layernorm --check-rows 4`
 # AOT ID: ['81_inference']
 from ctypes import c_void_p, c_long, c_int
 import torch
@@ -35,7 +35,7 @@ async_compile = AsyncCompile()
 empty_strided_p2p = torch._C._distributed_c10d._SymmetricMemory.empty_strided_p2p
 
 
-# kernel path: /tmp/tmpl1kpwhr7/2i/c2il4cmpd27l3jxl3kvzi7teghl4gtp7d66ywhec4sdu5mjbn73a.py
+# kernel path: /tmp/tmp6nmufyw5/2i/c2il4cmpd27l3jxl3kvzi7teghl4gtp7d66ywhec4sdu5mjbn73a.py
 # Topologically Sorted Source Nodes: [layer_norm], Original ATen: [aten.native_layer_norm]
 # Source node to ATen node mapping:
 #   layer_norm => add, add_1, mul, mul_1, rsqrt, sub, var_mean
