@@ -104,11 +104,15 @@ __device__ __forceinline__ unsigned cluster_rank() {
   return rank;
 }
 
-// One arrival on the barrier of block `rank` of this block's cluster at the address `bar` has here, this thread's
-// earlier accesses released to the cluster first (rank may be this block's own).
+// One arrival on the barrier of block `rank` of this block's cluster at the address `bar` has here (rank may be this
+// block's own), with the default release at the scope of the block: for a release of shared memory this thread's
+// block has finished reading (wgmma's reads of a stage, complete once its group is waited for), where nothing this
+// thread wrote needs to reach the other block first. A release at the scope of the cluster
+// (`mbarrier.arrive.release.cluster`) puts a memory barrier before every arrival, which the warp waits out: in v8 of
+// matmul it stalled the consumers more than everything else together (ncu: the "membar" stall,
+// results/nvidia-h100-80gb-hbm3/matmul-multicast/profile.md).
 __device__ __forceinline__ void mbarrier_arrive_in_block(uint64_t* bar, unsigned rank) {
-  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(cluster_address(bar, rank))
-               : "memory");
+  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(cluster_address(bar, rank)) : "memory");
 }
 
 // `bytes` (a multiple of 16) of global memory at `src` into shared memory at `dst`, both 16-byte aligned, as one bulk
