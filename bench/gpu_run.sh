@@ -13,9 +13,11 @@
 #                                     (gpu-out/background/tree/, its results/ emptied), which later commands, each
 #                                     re-copying the working tree, leave alone; each writes where it would in a
 #                                     checkout, so the result files name the command as it was typed
-#   bench/gpu_run.sh --wait           then, in the next commands (while the machine is still held): wait up to
-#                                     9 minutes, then collect whatever has been written so far (the log says
-#                                     whether every run has finished)
+#   bench/gpu_run.sh --wait [SECONDS] then, in the next commands (while the machine is still held): wait up to
+#                                     SECONDS (default 540: 9 minutes), then collect whatever has been written so
+#                                     far (the log says whether every run has finished). Give it fewer seconds
+#                                     than the command's own limit leaves, less the seconds the collecting takes:
+#                                     a command cut off while it waits brings nothing back
 #   bench/gpu_run.sh --for SECONDS 'RUN' ['RUN' ...]
 #                                     --background and --wait in one command: the runs start, and after at most
 #                                     SECONDS (or once all are done) what they wrote so far is collected, so nothing
@@ -90,7 +92,8 @@ wait_and_collect() {  # at most $1 seconds
          "back, and what they wrote with it; start them again (bench/gpu_run.sh --for SECONDS 'RUN' ...)" >&2
     exit 2
   fi
-  for _ in $(seq $(( $1 / 5 ))); do [ -e "$JOB/done" ] && break; sleep 5; done
+  local deadline=$(( $(date +%s) + $1 ))
+  while [ ! -e "$JOB/done" ] && [ "$(date +%s)" -lt "$deadline" ]; do sleep 1; done
   cp "$JOB/compare.log" "$OUT/compare.log" 2>/dev/null
   [ -d "$JOB/tree/results" ] && tar czf "$OUT/results.tgz" -C "$JOB/tree" --exclude=results/cpu results
   grep "compare exit" "$JOB/compare.log"
@@ -115,7 +118,11 @@ case "${1:-}" in
     echo "started in the background: $*; follow with: bench/gpu_run.sh --wait"
     ;;
   --wait)
-    wait_and_collect 540
+    limit=${2:-540}
+    case "$limit" in
+      ''|*[!0-9]*) echo "error: --wait takes a number of seconds, not '$limit'" >&2; exit 2 ;;
+    esac
+    wait_and_collect "$limit"
     ;;
   --for)
     limit=${2:?--for SECONDS 'RUN' ...}
