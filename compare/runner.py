@@ -327,8 +327,15 @@ def _run_rows_at_once(op: Op, runnable, options: Options, timed) -> tuple[dict, 
     done, lock = [0], threading.Lock()
 
     def one(impl):
-        with _pool(options) as pool:
+        pool = _pool(options)
+        try:
             outcome = run_row(pool, op, impl, options, timed)
+        finally:
+            # The worker's exit (its interpreter's teardown, its CUDA context destroyed: up to seconds) as a shared
+            # section, never beside another row's timing or profiled calls, as wait_for_exits keeps it from them
+            # one row at a time.
+            with gate.shared():
+                pool.close()
         with lock:
             done[0] += 1
             _display.start_row(done[0], f"{done[0]} of {len(runnable)} rows done")

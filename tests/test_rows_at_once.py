@@ -263,6 +263,53 @@ def test_torch_compile_rows_that_replay_cuda_graphs_say_their_outputs_live_until
     assert not getattr(discover.compiled(op, "max-autotune-no-cudagraphs"), "lab_outputs_until_next_call", False)
 
 
+def test_a_finished_row_s_worker_exits_only_while_no_other_row_holds_the_gpu_alone(monkeypatch):
+    """With rows checked at once, a row that ends while another is timing closes its worker (its teardown destroys a
+    CUDA context: up to seconds) only once that timing's section alone is over, as a shared section."""
+    import threading
+    import time
+
+    from compare import discover, runner
+    from compare.results import RowOutcome, RowStatus, Status
+
+    op = discover.load_op("gelu")
+    timing_row, short_row = [i for i in discover.implementations(op) if i.name in ("cuda:vec", "torch:eager")]
+    timing, log = threading.Event(), []
+
+    class Pool:
+        starts, start_s = 1, 0.0
+
+        def __init__(self):
+            self.gate = runner._gate
+
+        def close(self):
+            log.append(("closed", self.gate._exclusive, self.gate._shared))
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.close()
+
+    def run_row(pool, op, impl, options, timed):
+        if impl is timing_row:
+            with runner._gate.exclusive():
+                timing.set()
+                time.sleep(0.3)
+                log.append(("timing ends",))
+        else:
+            assert timing.wait(10)
+        return RowOutcome(RowStatus(impl.name, Status.OK))
+
+    monkeypatch.setattr(runner, "_pool", lambda options: Pool())
+    monkeypatch.setattr(runner, "run_row", run_row)
+    outcomes, *_ = runner._run_rows_at_once(op, [timing_row, short_row], runner.Options(progress=False,
+                                                                                     check_rows=2), [])
+    assert set(outcomes) == {timing_row.name, short_row.name}
+    assert log[0] == ("timing ends",), log
+    assert log[1:] == [("closed", False, 1)] * 2, log
+
+
 @pytest.mark.gpu
 def test_a_torch_compile_row_replaying_cuda_graphs_is_checked_and_timed_on_the_gpu(monkeypatch):
     """A row of torch.compile with mode="reduce-overhead" (CUDA graphs, no autotuning: quick) through the worker's
