@@ -806,7 +806,8 @@ def _time_row(pool, op: Op, impl, dtypes, device, options: Options, timed, out: 
                 return
         done = timed_out = kept = None  # the kept outputs and input copies go before the cache is emptied
         if large:
-            _empty_cache()
+            with _gate.shared():  # beside other rows' checks, never beside another row's timing
+                _empty_cache()
         if error is not None:
             out.status = error
             return
@@ -881,9 +882,11 @@ def _judge_timed_outputs(pool, op: Op, impl, cell, timed_out, kept: dict) -> lis
             return judge()
     except torch.OutOfMemoryError:
         pass
-    _release_cached_memory(pool, impl)  # here, not in the except clause, whose traceback holds the judging's tensors
+    # Here, not in the except clause, whose traceback holds the judging's tensors. What the worker and this process
+    # (the parent's other threads too) hold cached goes back first, with the GPU alone: freeing memory is the
+    # driver's work on the GPU, beside no other row's timing.
     with _gate.exclusive():
-        _empty_cache()  # what the parent's other threads left cached goes back first
+        _release_cached_memory(pool, impl)
         return judge()
 
 

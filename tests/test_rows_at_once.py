@@ -633,3 +633,34 @@ def test_a_timed_call_that_modifies_its_input_fails_although_its_set_is_gone_whe
                                               _first_three_cells_bytes())
     assert out.status.status == "FAIL" and "inputs of the timed calls were modified" in out.status.message
     assert [t.shape for t in out.timings] == ["1024", "2048", "4096"]
+
+
+def test_cached_memory_given_back_during_a_row_s_timing_never_goes_beside_another_row_s_timing(monkeypatch):
+    """Freeing GPU memory is the driver's work on the GPU: with rows checked at once, every cache a row's timing
+    empties (after a large section; before judging again alone where judging ran out of memory beside other rows)
+    is emptied inside a section of the gate, never between sections, where another row's timing may be running."""
+    from compare import check, discover, runner
+    from compare.results import RowOutcome, RowStatus, Status
+
+    gate, emptied = runner._GpuGate(), []
+    monkeypatch.setattr(runner, "_gate", gate)
+    monkeypatch.setattr(runner, "_empty_cache", lambda: emptied.append((gate._exclusive, gate._shared)))
+    monkeypatch.setattr(runner, "RELEASE_AFTER_BYTES", 1)  # every section large
+    monkeypatch.setattr(runner.timing, "l2_bytes", lambda device: 1 << 20)
+    judge, ran_out = check.judge_timed_output, []
+
+    def judge_out_of_memory_once(*args, **kwargs):
+        if not ran_out:
+            ran_out.append(1)
+            raise torch.OutOfMemoryError("beside other rows")
+        return judge(*args, **kwargs)
+
+    monkeypatch.setattr(runner.check, "judge_timed_output", judge_out_of_memory_once)
+    op = discover.load_op("gelu")
+    impl = next(i for i in discover.implementations(op) if i.name == "torch:eager")
+    out = RowOutcome(RowStatus(impl.name, Status.OK))
+    runner._time_row(_TimingPool(op), op, impl, [torch.float32], torch.device("cpu"), runner.Options(progress=False),
+                     [(1 << 10,), (1 << 11,)], out)
+    assert out.status.status == Status.OK, out.status
+    assert ran_out and len(emptied) >= 3, emptied
+    assert all(exclusive or shared for exclusive, shared in emptied), emptied
