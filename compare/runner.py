@@ -601,24 +601,42 @@ def _call(pool, impl, name: str, *args, context: str = ""):
 
 def _tunes_when_first_called(impl) -> bool:
     """Rows whose first call at a shape may benchmark candidate configurations and keep the fastest: Triton's
-    autotuner, torch.compile's max-autotune. Their first case at each dtype and shape runs with the GPU alone:
-    beside other rows' checks, the candidates' timings would measure the contention, and the configuration they
-    pick stays for every later call, the timed ones included."""
-    return impl.backend == "triton" or impl.name == "torch:compile-max-autotune"
+    autotuner; torch.compile in every mode, whose inductor kernels time their candidate configurations on their first
+    call wherever its heuristics leave more than one (CachingAutotuner.autotune_to_one_config: in the default mode,
+    many reductions' and some pointwise kernels'), and max-autotune's compilation, which benchmarks its candidates.
+    Beside other rows' checks, the candidates' timings would measure the contention, and the configuration they pick
+    stays for every later call, the timed ones included: such a row's first case at each dtype and shape a timed cell
+    uses runs with the GPU alone (checked_alone)."""
+    return impl.backend == "triton" or _compiled_by_torch(impl)
+
+
+def _compiled_by_torch(impl) -> bool:
+    return impl.backend == "torch" and impl.variant.startswith("compile")
+
+
+def _compiles_beside_others(impl) -> bool:
+    """Rows whose first call at a shape can be made beside other rows' checks with its timing of candidates left
+    for the next call, which has the GPU alone (compare.worker.compile_case): Triton's autotuners, and inductor's run
+    time tuning in torch.compile's modes but max-autotune, whose compilation itself benchmarks (its first call has the
+    GPU alone whole)."""
+    return impl.backend == "triton" or (_compiled_by_torch(impl) and "max-autotune" not in impl.variant)
 
 
 def checked_alone(impl, cases: list[schedule.CheckCase]) -> list[bool]:
     """Per case, whether it runs with the GPU alone: a row's first case at each dtype and shape, where the row
-    tunes when first called; for a Triton row only at a shape some timed cell uses. At the others, its autotuners'
-    choices are kept apart (_tuned_apart), so they may be made beside other rows' checks: many of a row's tuning
-    keys are at shapes the checks alone use, and their autotuning held every other row back
-    (results/nvidia-h100-80gb-hbm3/timed-sections/README.md, at 0a9b58c)."""
+    tunes when first called, at a shape some timed cell uses. At the others, what it chooses never reaches a timed
+    call, so it may choose beside other rows' checks: a Triton row's autotuners keep those choices apart
+    (_tuned_apart), and torch.compile compiles a graph, with kernels of its own, for each shape (dynamic=False:
+    compare.discover.compiled). Many of a row's tuning keys are at shapes the checks alone use, and their autotuning
+    held every other row back (results/nvidia-h100-80gb-hbm3/timed-sections/README.md, at 0a9b58c). max-autotune
+    has every first call alone, as ever."""
     if not _tunes_when_first_called(impl):
         return [False] * len(cases)
+    everywhere = _compiled_by_torch(impl) and "max-autotune" in impl.variant
     seen, alone = set(), []
     for case in cases:
         first = (case.dtype, case.shape) not in seen
-        alone.append(first and not _tuned_apart(impl, case))
+        alone.append(first and (case.timed_shape or everywhere))
         seen.add((case.dtype, case.shape))
     return alone
 
@@ -645,7 +663,7 @@ def _check(pool, op: Op, impl, case: schedule.CheckCase, device, seconds: dict |
     which compiles its kernels, and has the GPU alone only where an autotuner still has a choice to time."""
     seconds = seconds if seconds is not None else {}
     inputs, compiled_s = None, 0.0
-    if alone and isinstance(_gate, _GpuGate) and impl.backend == "triton":
+    if alone and isinstance(_gate, _GpuGate) and _compiles_beside_others(impl):
         inputs, alone, compiled_s = _compiled_beside_others(pool, op, impl, case, device, seconds)
     if alone and isinstance(_gate, _GpuGate):  # one row at a time (_NoGate): every case has the GPU alone anyway
         phase = "checks/first calls at a shape, alone (autotuning)"

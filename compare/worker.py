@@ -176,18 +176,21 @@ def _three_calls(warmup, inputs_a, inputs_b, may_refuse: bool, fn) -> CaseOutput
 
 
 def compile_case(warmup) -> tuple[bool, float]:
-    """A Triton row's first call at a dtype and shape, made beside other rows' checks before the case whose warm-up
-    may autotune runs with the GPU alone (compare.runner._check): every kernel the call reaches is compiled here,
-    each autotuned kernel's every configuration launched once and left untimed, so that the GPU-alone section spends
-    its time benchmarking rather than compiling on the host while the other rows wait. Returns whether an autotuned
-    kernel still has a choice to make by timing (False where each tuning key's choice came from Triton's disk
-    cache, or pruning left one configuration, or no autotuned kernel was called: the case then needs no section
-    alone), and the call's wall seconds. Nothing this call chooses is kept: the tuning keys its untimed launches
-    filled are forgotten, and Triton's disk cache of autotuning results is read here, never written (a row's own
-    cache of launches must keep only what its autotuner holds, as triton_src.Launcher does). A call that
-    raises reports a choice left to make, so the case runs as it would have, alone, and its error is judged there."""
+    """A Triton or torch.compile row's first call at a dtype and shape, made beside other rows' checks before the
+    case whose warm-up may autotune runs with the GPU alone (compare.runner._check): every kernel the call reaches is
+    compiled here, each autotuned kernel's every configuration launched once and left untimed (torch.compile's:
+    its first configuration), so that the GPU-alone section spends its time benchmarking rather than compiling on
+    the host while the other rows wait. Returns whether an autotuned kernel still has a choice to make by timing
+    (False where each tuning key's choice came from Triton's or inductor's disk cache, or pruning or inductor's
+    heuristics left one configuration, or no autotuned kernel was called: the case then needs no section alone),
+    and the call's wall seconds. Nothing this call chooses is kept: the tuning keys its untimed launches filled are
+    forgotten, inductor's kernels keep every candidate, and Triton's disk cache of autotuning results is read here,
+    never written (a row's own cache of launches must keep only what its autotuner holds, as triton_src.Launcher
+    does). A call that raises reports a choice left to make, so the case runs as it would have, alone, and its
+    error is judged there."""
     start = time.perf_counter()
-    with _untimed_autotuning() as tuned:
+    inductor = _row.get("impl") is not None and _row["impl"].backend == "torch"
+    with _untimed_autotuning() as tuned, _inductor_tuning_deferred(tuned, inductor):
         try:
             out = _fn()(*warmup)
             del out
@@ -195,6 +198,38 @@ def compile_case(warmup) -> tuple[bool, float]:
         except Exception:  # noqa: BLE001  (the case itself, run next, reports it)
             return True, time.perf_counter() - start
     return bool(tuned), time.perf_counter() - start
+
+
+@contextlib.contextmanager
+def _inductor_tuning_deferred(tuned: list, active: bool = True):
+    """Inside (where active): a kernel inductor compiled that would time its candidate configurations on its first
+    call (CachingAutotuner.autotune_to_one_config) runs its first configuration instead, untimed, and is added to
+    `tuned`; on the way out it gets every candidate back, and loses the launch it keeps for its calls once it has
+    one configuration (torch 2.14's _cached_launcher, None when it has several), so its next call times them.
+    Inductor's own cache of tuning results is written only by that timing: nothing is kept of this call's choice."""
+    if not active:
+        yield
+        return
+    from torch._inductor.runtime import triton_heuristics
+
+    autotuner = triton_heuristics.CachingAutotuner
+    original = autotuner.autotune_to_one_config
+    candidates: list = []
+
+    def first_untimed(self, *args, **kwargs):
+        tuned.append(self)
+        candidates.append((self, self.launchers))
+        self.launchers = self.launchers[:1]
+
+    autotuner.autotune_to_one_config = first_untimed
+    try:
+        yield
+    finally:
+        autotuner.autotune_to_one_config = original
+        for kernel, launchers in candidates:
+            kernel.launchers = launchers
+            if hasattr(kernel, "_cached_launcher"):
+                kernel._cached_launcher = None
 
 
 @contextlib.contextmanager

@@ -71,6 +71,13 @@ class _Row:
     name, backend = "triton:basic", "triton"
 
 
+class _CompileRow:
+    backend = "torch"
+
+    def __init__(self, variant):
+        self.variant, self.name = variant, f"torch:{variant}"
+
+
 def _one_case(op_name="gelu"):
     import torch
 
@@ -339,11 +346,12 @@ def test_a_row_that_autotunes_meets_each_dtype_and_shape_first_with_the_gpu_alon
     timed = [tuple(s) for s in op.bench_shapes[:2]]
     rows = {i.name: i for i in discover.implementations(op)}
     rows["torch:compile-max-autotune"] = discover.Impl(op.name, "torch", "compile-max-autotune", None)  # opt-in mode
-    # A Triton row keeps the choices made at shapes no timed cell uses apart (compare.worker.tuned_apart): its
-    # first calls there need not have the GPU alone. torch.compile's max-autotune keeps no such thing apart.
+    # A Triton row keeps the choices made at shapes no timed cell uses apart (compare.worker.tuned_apart), and
+    # torch.compile compiles a graph of its own kernels for each shape (inductor's kernels time their candidates on
+    # their first call): their first calls there need not have the GPU alone. max-autotune has every one alone.
     for name, tunes, everywhere in (("triton:tuned", True, False), ("torch:compile-max-autotune", True, True),
                                     ("cuda:flash2", False, False), ("torch:eager", False, False),
-                                    ("torch:compile", False, False)):
+                                    ("torch:compile", True, False)):
         impl = rows[name]
         cases = schedule.check_cases(op, name, list(op.dtypes), True, timed)
         alone = runner.checked_alone(impl, cases)
@@ -386,11 +394,15 @@ def test_a_row_that_autotunes_meets_each_dtype_and_shape_first_with_the_gpu_alon
     assert compiled == [False, False] and held == [True, False, False]
     assert first.warmup_s == 3.0  # the first call's seconds count in the case's warm-up (Triton's first calls)
     assert "checks/first calls at a shape, alone (autotuning)" in seconds
-    # A row of another backend that tunes when first called (torch.compile's max-autotune) has it alone at once.
-    compile_row = type("_CompileRow", (), {"name": "torch:compile-max-autotune", "backend": "torch"})()
+    # torch.compile's first call is compiled beside the others too (its inductor kernels' timing left to the case);
+    # max-autotune, whose compilation benchmarks, has it alone at once.
+    choice_left.append(True)
     held.clear()
-    runner._check(None, gelu, compile_row, case, "cpu", {}, alone=True)
-    assert held == [True] and len(compiled) == 2
+    runner._check(None, gelu, _CompileRow("compile"), case, "cpu", {}, alone=True)
+    assert held == [True] and compiled == [False] * 3
+    held.clear()
+    runner._check(None, gelu, _CompileRow("compile-max-autotune"), case, "cpu", {}, alone=True)
+    assert held == [True] and len(compiled) == 3
     # One row at a time, every case has the GPU alone: no phase of its own.
     monkeypatch.setattr(runner, "_gate", runner._NoGate())
     serial = {}

@@ -178,3 +178,76 @@ def test_inside_tuned_apart_triton_disk_cache_of_autotuning_has_keys_of_its_own(
         assert autotuner.get_cache_manager("timed").get_file("kernel.autotune.json")  # its own, read back
     assert autotuner.get_cache_manager is original
     assert len(list(tmp_path.rglob("*.json"))) == 2 and original("timed").get_file("kernel.autotune.json")
+
+
+class _InductorKernel:
+    """What compare.worker needs of a kernel inductor compiled (torch._inductor.runtime.triton_heuristics'
+    CachingAutotuner): its run's dispatch as in torch 2.14, which times its candidates (autotune_to_one_config)
+    while it has more than one, then launches the one left and keeps that launch for the calls after."""
+
+    def __init__(self, *candidates):
+        self.launchers, self._cached_launcher, self.timed = list(candidates), None, 0
+
+    def run(self, x):
+        from torch._inductor.runtime import triton_heuristics
+
+        if self._cached_launcher is not None:
+            return self._cached_launcher(x)
+        if len(self.launchers) > 1:
+            triton_heuristics.CachingAutotuner.autotune_to_one_config(self)
+        (launcher,) = self.launchers
+        self._cached_launcher = launcher
+        return launcher(x)
+
+
+def _timing_kernel_choice(kernel):
+    """An autotune_to_one_config that 'times' the candidates and keeps the last (no GPU needed)."""
+    kernel.timed += 1
+    kernel.launchers = kernel.launchers[-1:]
+
+
+def test_a_torch_compile_row_s_inductor_tuning_is_left_to_the_call_after_its_first(monkeypatch):
+    from torch._inductor.runtime import triton_heuristics
+
+    from compare.discover import Impl
+
+    monkeypatch.setattr(triton_heuristics.CachingAutotuner, "autotune_to_one_config", _timing_kernel_choice)
+    first, fastest = (lambda x: x + 1), (lambda x: x + 1.0)
+    kernel = _InductorKernel(first, fastest)
+    monkeypatch.setitem(worker._row, "impl", Impl("gelu", "torch", "compile", None))
+    monkeypatch.setitem(worker._row, "fn", kernel.run)
+    x = torch.arange(100, dtype=torch.float32)
+    choice_left, seconds = worker.compile_case((x,))
+    assert choice_left and seconds >= 0
+    assert kernel.timed == 0 and kernel.launchers == [first, fastest] and kernel._cached_launcher is None
+    assert triton_heuristics.CachingAutotuner.autotune_to_one_config is _timing_kernel_choice  # restored
+    assert torch.equal(kernel.run(x), x + 1)  # the next call times the candidates and keeps its choice
+    assert kernel.timed == 1 and kernel.launchers == [fastest] and kernel._cached_launcher is fastest
+    # A kernel with one candidate (inductor's heuristics, or its cache of tuning results) leaves nothing to time.
+    monkeypatch.setitem(worker._row, "fn", _InductorKernel(first).run)
+    assert worker.compile_case((x,))[0] is False
+    # A Triton row's first call leaves inductor's kernels as they are (it does not import inductor to patch it).
+    monkeypatch.setitem(worker._row, "impl", Impl("gelu", "triton", "basic", None))
+    kernel = _InductorKernel(first, fastest)
+    monkeypatch.setitem(worker._row, "fn", kernel.run)
+    assert worker.compile_case((x,))[0] is False and kernel.timed == 1
+
+
+@pytest.mark.gpu
+def test_a_torch_compile_row_s_first_call_beside_others_leaves_inductor_s_timing_to_the_next_call(monkeypatch):
+    """A real compiled function whose kernel has several candidates (max_autotune_pointwise gives a pointwise kernel
+    several, timed on its first call) and no tuning result cached: compile_case runs it untimed and reports a choice
+    left; the next call times it, and a first call made again finds nothing to time."""
+    from torch._inductor import config
+
+    from compare.discover import Impl
+
+    with config.patch(max_autotune_pointwise=True, autotune_local_cache=False, autotune_remote_cache=False,
+                      fx_graph_cache=False):
+        fn = torch.compile(lambda x: x * 2.0 + 1.0, dynamic=False)
+        monkeypatch.setitem(worker._row, "impl", Impl("gelu", "torch", "compile", None))
+        monkeypatch.setitem(worker._row, "fn", fn)
+        x = torch.randn(1 << 20, device="cuda")
+        assert worker.compile_case((x,))[0] is True
+        assert torch.equal(fn(x), x * 2.0 + 1.0)
+        assert worker.compile_case((x,))[0] is False
