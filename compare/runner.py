@@ -659,8 +659,9 @@ def _check(pool, op: Op, impl, case: schedule.CheckCase, device, seconds: dict |
     with the GPU alone (rows checked at once each hold a case's inputs, outputs and float64 reference: eight rows
     of a large case can fill a GPU that holds any one of them), and an error only where it does not fit alone.
     alone: the case may need the GPU to itself from the start (a first call that autotunes: checked_alone). A Triton
-    row's such case is first called beside the other rows with its autotuning untimed (_compiled_beside_others),
-    which compiles its kernels, and has the GPU alone only where an autotuner still has a choice to time."""
+    or torch.compile row's such case (but max-autotune's) is first called beside the other rows with its autotuning
+    untimed (_compiled_beside_others), which compiles its kernels, and has the GPU alone only where an autotuner
+    still has a choice to time."""
     seconds = seconds if seconds is not None else {}
     inputs, compiled_s = None, 0.0
     if alone and isinstance(_gate, _GpuGate) and _compiles_beside_others(impl):
@@ -688,8 +689,9 @@ def _check(pool, op: Op, impl, case: schedule.CheckCase, device, seconds: dict |
 def _compiled_beside_others(pool, op: Op, impl, case: schedule.CheckCase, device, seconds: dict):
     """The case's inputs, whether its calls still need the GPU alone, and the seconds of a first call made beside
     the other rows' checks on its warm-up inputs with autotuning untimed (compare.worker.compile_case): Triton's
-    JIT compilation is host work, seconds a kernel, which the GPU-alone section would otherwise hold every other
-    row back for. Where that call ran out of GPU memory, no inputs: the case makes them again, alone."""
+    JIT compilation, seconds a kernel, and torch.compile's (dynamo, inductor, then Triton's) are host work, which
+    the GPU-alone section would otherwise hold every other row back for. Where that call ran out of GPU memory, no
+    inputs: the case makes them again, alone."""
     clock = _PhaseClock(seconds)
     with clock("checks/first calls at a shape, compiled beside other rows"), _gate.shared():
         try:
