@@ -4,7 +4,9 @@ autotuner's timing replaced so that the config each key gets is known:
     entries (chosen_configs);
   * compare.worker.compile_case: a Triton row's first call at a shape made beside other rows' checks, its
     autotuning untimed (every configuration launched once), so that only the timing of the candidates needs the GPU
-    alone. What it must never do: keep a choice made without timing, or write one to Triton's disk cache."""
+    alone. What it must never do: keep a choice made without timing, or write one to Triton's disk cache. A
+    torch.compile row's likewise, its inductor kernels' candidates kept for the call after (a stand-in kernel here,
+    a compiled one in the GPU test)."""
 import pytest
 import torch
 import triton
