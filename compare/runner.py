@@ -603,7 +603,7 @@ def _tunes_when_first_called(impl) -> bool:
     """Rows whose first call at a shape may benchmark candidate configurations and keep the fastest: Triton's
     autotuner; torch.compile in every mode, whose inductor kernels time their candidate configurations on their first
     call wherever its heuristics leave more than one (CachingAutotuner.autotune_to_one_config: in the default mode,
-    many reductions' and some pointwise kernels'), and max-autotune's compilation, which benchmarks its candidates.
+    reduction kernels among them), and max-autotune's compilation, which benchmarks its candidates.
     Beside other rows' checks, the candidates' timings would measure the contention, and the configuration they pick
     stays for every later call, the timed ones included: such a row's first case at each dtype and shape a timed cell
     uses runs with the GPU alone (checked_alone)."""
