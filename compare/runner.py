@@ -508,7 +508,7 @@ def run_row(pool, op: Op, impl: discover.Impl, options: Options, timed: list, be
                 except RowFailure as failure:  # the report then lacks its registers; the row stands
                     _say(options, f"    registers and shared memory not read: {failure.message.splitlines()[0]}")
         _judge(out)
-        if options.capture and gpu and impl.backend == "torch" and impl.variant.startswith("compile"):
+        if options.capture and gpu and _compiled_by_torch(impl):
             with clock("capture"), _gate.shared():
                 _capture(pool, op, impl, dtypes, device, options, out, timed)
         accounting_due = False
@@ -614,12 +614,18 @@ def _compiled_by_torch(impl) -> bool:
     return impl.backend == "torch" and impl.variant.startswith("compile")
 
 
+def _benchmarks_while_compiling(impl) -> bool:
+    """torch.compile's max-autotune: its compilation times its candidates, so no part of its first call at a shape
+    can be made beside other rows."""
+    return _compiled_by_torch(impl) and "max-autotune" in impl.variant
+
+
 def _compiles_beside_others(impl) -> bool:
     """Rows whose first call at a shape can be made beside other rows' checks with its timing of candidates left
     for the next call, which has the GPU alone (compare.worker.compile_case): Triton's autotuners, and inductor's run
     time tuning in torch.compile's modes but max-autotune, whose compilation itself benchmarks (its first call has the
     GPU alone whole)."""
-    return impl.backend == "triton" or (_compiled_by_torch(impl) and "max-autotune" not in impl.variant)
+    return impl.backend == "triton" or (_compiled_by_torch(impl) and not _benchmarks_while_compiling(impl))
 
 
 def checked_alone(impl, cases: list[schedule.CheckCase]) -> list[bool]:
@@ -632,7 +638,7 @@ def checked_alone(impl, cases: list[schedule.CheckCase]) -> list[bool]:
     has every first call alone, as ever."""
     if not _tunes_when_first_called(impl):
         return [False] * len(cases)
-    everywhere = _compiled_by_torch(impl) and "max-autotune" in impl.variant
+    everywhere = _benchmarks_while_compiling(impl)
     seen, alone = set(), []
     for case in cases:
         first = (case.dtype, case.shape) not in seen

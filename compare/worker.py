@@ -190,7 +190,7 @@ def compile_case(warmup) -> tuple[bool, float]:
     error is judged there."""
     start = time.perf_counter()
     inductor = _row.get("impl") is not None and _row["impl"].backend == "torch"
-    with _untimed_autotuning() as tuned, _inductor_tuning_deferred(tuned, inductor):
+    with _untimed_autotuning() as tuned, (_inductor_tuning_deferred(tuned) if inductor else contextlib.nullcontext()):
         try:
             out = _fn()(*warmup)
             del out
@@ -201,15 +201,12 @@ def compile_case(warmup) -> tuple[bool, float]:
 
 
 @contextlib.contextmanager
-def _inductor_tuning_deferred(tuned: list, active: bool = True):
-    """Inside (where active): a kernel inductor compiled that would time its candidate configurations on its first
+def _inductor_tuning_deferred(tuned: list):
+    """Inside: a kernel inductor compiled that would time its candidate configurations on its first
     call (CachingAutotuner.autotune_to_one_config) runs its first configuration instead, untimed, and is added to
     `tuned`; on the way out it gets every candidate back, and loses the launch it keeps for its calls once it has
     one configuration (torch 2.14's _cached_launcher, None when it has several), so its next call times them.
     Inductor's own cache of tuning results is written only by that timing: nothing is kept of this call's choice."""
-    if not active:
-        yield
-        return
     from torch._inductor.runtime import triton_heuristics
 
     autotuner = triton_heuristics.CachingAutotuner

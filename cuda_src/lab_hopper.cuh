@@ -109,7 +109,7 @@ __device__ __forceinline__ unsigned cluster_rank() {
 // block has finished reading (wgmma's reads of a stage, complete once its group is waited for), where nothing this
 // thread wrote needs to reach the other block first. A release at the scope of the cluster
 // (`mbarrier.arrive.release.cluster`) puts a memory barrier before every arrival, which the warp waits out: in v8 of
-// matmul it stalled the consumers more than everything else together (ncu: the "membar" stall,
+// matmul it stalled the consumers more than everything else together (ncu at 49a860b: the "membar" stall,
 // results/nvidia-h100-80gb-hbm3/matmul-multicast/profile.md).
 __device__ __forceinline__ void mbarrier_arrive_in_block(uint64_t* bar, unsigned rank) {
   asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(cluster_address(bar, rank)) : "memory");

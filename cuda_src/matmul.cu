@@ -1127,10 +1127,11 @@ cudaError_t launch_matmul_tmastore(lab::DType dtype, const void* a, const void* 
 // results/nvidia-h100-80gb-hbm3/matmul-4096-ncu/). The cost: a stage is free again only when the consumers of both
 // blocks have released it (either producer writes into both), so the blocks of a cluster advance together.
 // What it bought, measured: first a loss. Right on every check, it ran far behind v7 at every shape timed, each
-// block slower on its tile (results/nvidia-h100-80gb-hbm3/matmul-multicast/README.md). ncu found why: its warps
-// waited on memory barriers, put before each release of a stage by the release's scope (the cluster's, lowered to
-// a barrier at the scope of the whole GPU) where v7's release has none (matmul-multicast/profile.md). The release
-// now has the block's scope (lab::mbarrier_arrive_in_block says why that is enough); not yet timed with it.
+// block slower on its tile (results/nvidia-h100-80gb-hbm3/matmul-multicast/README.md, at baea5fa). ncu found why:
+// its warps waited on memory barriers, put before each release of a stage by the release's scope (the cluster's,
+// lowered to a barrier at the scope of the whole GPU) where v7's release has none (matmul-multicast/profile.md, at
+// 49a860b). The release now has the block's scope (lab::mbarrier_arrive_in_block says why that is enough); not yet
+// timed with it.
 // Requirements: v7's; clusters of two that the GPU can hold, else v7's launcher.
 template <typename T>
 __global__ void __launch_bounds__(TmaStoreTile::kThreads, 1)
