@@ -29,7 +29,7 @@ import threading
 import time
 from pathlib import Path
 
-from . import callgraph, env
+from . import caches, callgraph, env
 
 SHARED_HEADERS = ("lab.h", "lab_device.cuh", "lab_torch.h")  # what cuda_src/ gives every op to include
 NVCC_FLAGS = ["-O3", "-lineinfo", "-Xptxas=-v", "--expt-relaxed-constexpr"]
@@ -64,8 +64,7 @@ class BuildResult:
 
 
 def cache_root() -> Path:
-    root = os.environ.get("LAB_CACHE_DIR") or Path.home() / ".cache" / "kernel-lab"
-    return Path(root) / "torch_extensions"
+    return caches.lab_cache_root() / "torch_extensions"
 
 
 def _arch_list() -> str:
