@@ -3,7 +3,9 @@ nothing was cached.
 
 By default both keep their caches in the lab's cache folder (LAB_CACHE_DIR, default ~/.cache/kernel-lab, beside
 the CUDA builds), and Triton keeps its autotuning results there too (TRITON_CACHE_AUTOTUNING: keyed on the kernel's
-source, the GPU, the Triton version and the autotuning key, so a changed kernel is tuned again). A second run of
+source, the GPU model, the Triton version and the autotuning key, so a changed kernel is tuned again). Triton's own
+key names the GPU's architecture only, which an H100 and an H200 share: the lab adds the model's name
+(autotuning_results_per_gpu_model), so a choice timed on one is never read on the other from a shared folder. A second run of
 an op then skips JIT compilation, autotuning and inductor's compilation, and takes seconds. With --cold both start
 from empty folders, removed at the end, as on a fresh machine. A cache folder the user chose (TRITON_CACHE_DIR,
 TORCHINDUCTOR_CACHE_DIR) is used either way and left alone.
@@ -97,3 +99,29 @@ def cold_first_call(key: str, measured_s: float) -> tuple[bool, float]:
         tmp.write_text(json.dumps(record, indent=1, sort_keys=True))
         os.replace(tmp, path)
     return True, measured_s
+
+
+_AUTOTUNING_SALT = "kernel-lab: autotuned on "
+
+
+def autotuning_results_per_gpu_model(gpu: str) -> None:
+    """From now on in this process, Triton's autotuners read and write their disk cache of autotuning results
+    under keys that also name the GPU model `gpu` (torch's name for it). Triton keys them on the architecture
+    (sm_90 for both an H100 and an H200), so without this a folder shared by two machines, or by two GPU models in
+    one (--gpus, a Ray cluster with one home folder), would hand one model the configuration timed on the other.
+    Once per process: a second call with the same model changes nothing; another model is an error."""
+    from triton.runtime import autotuner
+
+    salted = getattr(autotuner.get_cache_manager, "lab_gpu_model", None)
+    if salted is not None:
+        if salted != gpu:
+            raise RuntimeError(f"compare/caches.py: this process keys Triton's autotuning results on {salted!r}; "
+                               f"it cannot key them on {gpu!r} too (one process, one GPU model)")
+        return
+    original = autotuner.get_cache_manager
+
+    def manager(key):
+        return original(hashlib.sha256(f"{_AUTOTUNING_SALT}{gpu} | {key}".encode()).hexdigest())
+
+    manager.lab_gpu_model = gpu
+    autotuner.get_cache_manager = manager

@@ -19,7 +19,7 @@ from pathlib import Path
 import torch
 
 from . import capture
-from . import env, timing
+from . import caches, env, timing
 from .discover import Impl
 
 _row: dict = {}  # the loaded row: {"impl": Impl, "fn": callable}
@@ -38,6 +38,7 @@ def load_row(impl: Impl) -> None:
     that: a last row's kernel accounting waited seconds for it."""
     fn = impl.load()
     if impl.backend == "triton":
+        caches.autotuning_results_per_gpu_model(env.gpu_name())
         _use_interpreter_autotune_stub(impl)
     if impl.backend in ("triton", "torch"):
         import_profiler_modules()
