@@ -24,6 +24,9 @@
 //   v8 resident + few long rows held on chip across every SM at once: SMs / M blocks a row, one an SM, each its
 //               part in shared memory (bulk copies) and registers, the parts' (max, sum) pairs merged through
 //               global memory across one grid-wide barrier (a cooperative launch): one read, no cluster to place
+//   v9 grid_ring + v7's overlap on v8's placement: groups of blocks over every SM, each group a run of rows, each
+//               block its part of them in a ring of shared memory; the parts' pairs passed through L2 as flagged
+//               words, a row written two rows after its pair: one read, loads in flight while rows are written
 //
 // Each step adds a path for the rows it is good at and hands every other shape to the step before (its launcher's
 // first line), so every row runs every shape, and the ladder at a shape shows what each step bought there.
@@ -57,6 +60,11 @@ cudaError_t launch_softmax_staged_cluster(lab::DType dtype, const void* x, void*
 int64_t softmax_resident_parts(lab::DType dtype, const void* x, const void* y, int64_t rows, int64_t cols);
 cudaError_t launch_softmax_resident(lab::DType dtype, const void* x, void* y, int64_t rows, int64_t cols,
                                     int64_t parts, void* workspace, cudaStream_t stream);
+// How many 64-bit words cuda:grid_ring needs for this x and y: 0 where it does not take them (the rows go to v8),
+// else its own path's, which must be zero at the call and are left zero by it (see v9).
+int64_t softmax_grid_ring_words(lab::DType dtype, const void* x, const void* y, int64_t rows, int64_t cols);
+cudaError_t launch_softmax_grid_ring(lab::DType dtype, const void* x, void* y, int64_t rows, int64_t cols,
+                                     void* words, cudaStream_t stream);
 
 #ifdef __CUDACC__
 #include <climits>
@@ -932,7 +940,194 @@ cudaError_t launch_softmax_resident(lab::DType dtype, const void* x, void* y, in
                           [&](const auto& c) { return run_resident(c, parts, pairs); });
 }
 
+// ---- v9 grid_ring: v7's ring of row parts over groups of blocks that fill every SM, pairs through L2. ------------
+// v7 runs a row's parts in one cluster and the GPU places clusters unevenly; v8 places every block at once but runs
+// each SM's work in phases (read, reduce, barrier, write) with nothing to overlap them (results/nvidia-h200/
+// softmax-profile.md, "v8 at M = 32"). v9 keeps v8's placement and v7's overlap: the grid is `groups` groups of
+// `parts` blocks, one block an SM (a cooperative launch: every block resident at once, or the launch is refused),
+// and group g takes rows g, g + groups, ..., each of its blocks the same part of every such row, staged by bulk
+// copies in a ring of shared memory (v7's lab::StagedRows) that holds the next rows while this one is reduced. A
+// block publishes its part's (max, sum) pair of a row as two 64-bit words in global memory, each the fp32 value
+// with a flag above it (one store, so a reader sees the value and its flag together; the norms' Triton v10 passes
+// its sums the same way), and writes the row's output kGridRingLag rows later: by then its partners have long
+// published that row's pairs, so it seldom waits, and its loads of the rows ahead stay in flight while it writes.
+// Every block of a row reads the row's pairs (L2, never L1) and merges them in the same order, the same bits in
+// each. The words must be zero when a call starts: the last block of a row to read them (a counter a row) zeroes
+// them for the next call, so the buffer the binding keeps a device and stream stays zeroed between calls with no
+// memset launch; under CUDA-graph capture a zeroed buffer of the graph's own is made instead.
+// Rows: those v3's block cannot hold, split into parts of up to kGridRingPartPackets packets, 16-byte aligned,
+// with a ring of at least kGridRingFewestStages slots; the parts a row are those that give the fewest rows a group
+// times elements a part (32 rows on 132 SMs: 4 groups of 33). Other shapes go to v8. Not yet run on a GPU.
+constexpr int kGridRingThreads = 512;
+constexpr int kGridRingPacks = 4;  // packets a thread holds of a part
+constexpr int64_t kGridRingPartPackets = int64_t{kGridRingThreads} * kGridRingPacks;
+constexpr int kGridRingLag = 2;  // rows between a row's pair and its output
+constexpr int kGridRingStages = 6;  // slots of the ring at most: the row written, the lag, the rows ahead
+constexpr int kGridRingFewestStages = kGridRingLag + 2;
+constexpr unsigned long long kPublished = 1ull << 32;  // a word's flag, above its fp32 value
+
+__device__ __forceinline__ void store_relaxed(unsigned long long* p, unsigned long long v) {
+  asm volatile("st.relaxed.gpu.global.b64 [%0], %1;\n" ::"l"(p), "l"(v) : "memory");
+}
+__device__ __forceinline__ unsigned long long load_relaxed(const unsigned long long* p) {
+  unsigned long long v;
+  asm volatile("ld.relaxed.gpu.global.b64 %0, [%1];\n" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kGridRingThreads, 1)
+    softmax_grid_ring_kernel(const T* __restrict__ x, T* __restrict__ y, unsigned long long* words, int64_t rows,
+                             int cols, int parts, int groups, int stages) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  extern __shared__ __align__(lab::kStagedSlotAlign) unsigned char ring_memory[];
+  __shared__ MaxSum warp_pairs[2][kGridRingThreads / 32];  // alternate reductions use alternate sets
+  constexpr int kVec = lab::Packet<T>::kSize;
+  // This block's part of its group's rows: packets first, first + 1, ...; a row's parts differ by at most one.
+  const int group = static_cast<int>(blockIdx.x / parts), j = static_cast<int>(blockIdx.x % parts);
+  const int row_packets = cols / kVec, base = row_packets / parts, extra = row_packets % parts;
+  const int part_packets = base + (j < extra ? 1 : 0), first = j * base + (j < extra ? j : extra);
+  const int part = part_packets * kVec;
+  const T* xp = x + int64_t{first} * kVec;
+  T* yp = y + int64_t{first} * kVec;
+  unsigned* done = reinterpret_cast<unsigned*>(words + rows * parts * 2);  // a row's readers so far
+  lab::StagedRows<T, 1> ring(ring_memory, stages, part);
+  ring.start(xp, nullptr, rows, cols, group, groups);
+  const int64_t turns = (rows - group + groups - 1) / groups;  // the group's rows (every group has one or more)
+  auto pair_turn = ring.turn_of(0), out_turn = pair_turn;
+  int set = 0;
+  for (int64_t k = 0; k < turns + kGridRingLag; ++k) {
+    if (k < turns) {  // row k: this part's pair, published
+      const int64_t row = group + k * groups;
+      CachedRow<T, kGridRingPacks> r;
+      const uint4* slot = ring.landed(pair_turn);
+#pragma unroll
+      for (int i = 0; i < kGridRingPacks; ++i) {
+        const int packet = threadIdx.x + i * kGridRingThreads;
+        r.p[i] = packet < part_packets ? slot[packet] : lab::splat_words<T>(-INFINITY);
+      }
+      const MaxSum mine = lab::block_sum_alternating<kGridRingThreads>(max_sum(r), warp_pairs[set]);
+      set ^= 1;
+      if (threadIdx.x == 0) {
+        unsigned long long* w = words + (row * parts + j) * 2;
+        store_relaxed(w, kPublished | __float_as_uint(mine.m));
+        store_relaxed(w + 1, kPublished | __float_as_uint(mine.s));
+      }
+      ring.next(pair_turn);
+    }
+    if (k >= kGridRingLag) {  // row k - lag: its pairs merged, this part written, the slot refilled
+      const int64_t row = group + (k - kGridRingLag) * groups;
+      CachedRow<T, kGridRingPacks> r;
+      const uint4* slot = ring.landed(out_turn);  // landed turns ago: no wait
+#pragma unroll
+      for (int i = 0; i < kGridRingPacks; ++i) {
+        const int packet = threadIdx.x + i * kGridRingThreads;
+        r.p[i] = packet < part_packets ? slot[packet] : lab::splat_words<T>(-INFINITY);
+      }
+      MaxSum theirs{-INFINITY, 0.0f};  // adds nothing
+      if (threadIdx.x < parts) {
+        const unsigned long long* w = words + (row * parts + threadIdx.x) * 2;
+        unsigned long long m = load_relaxed(w), s = load_relaxed(w + 1);
+        while (!(m & s & kPublished)) {
+          __nanosleep(32);
+          m = load_relaxed(w), s = load_relaxed(w + 1);
+        }
+        theirs = {__uint_as_float(static_cast<unsigned>(m)), __uint_as_float(static_cast<unsigned>(s))};
+      }
+      const MaxSum whole = lab::block_sum_alternating<kGridRingThreads>(theirs, warp_pairs[set]);
+      set ^= 1;
+      // Past the reduction's barrier every thread has read its packets of the slot and its word pair of the row.
+      ring.release(out_turn, row, xp, nullptr, rows, cols, groups);
+      if (threadIdx.x == 0 && atomicAdd(done + row, 1u) == static_cast<unsigned>(parts - 1)) {
+        for (int t = 0; t < 2 * parts; ++t) store_relaxed(words + row * parts * 2 + t, 0);  // the row's last reader
+        done[row] = 0;
+      }
+      r.store(yp + row * cols, threadIdx.x, kGridRingThreads, part, true, whole.m, 1.0f / whole.s);
+      ring.next(out_turn);
+    }
+  }
+#else
+  __trap();  // bulk copies need compute capability 9.0; the launcher never sends such a GPU here
+#endif
+}
+
+// v9's grid for a call: `parts` blocks a row (0: v9 does not take the rows), `groups` groups, a ring of `stages`
+// slots in `smem` bytes of dynamic shared memory a block.
+struct GridRingPlan {
+  int64_t parts = 0, groups = 0;
+  int stages = 0;
+  int64_t smem = 0;
+};
+
+template <typename T>
+GridRingPlan grid_ring_plan(const SoftmaxCall<T>& c) {
+  GridRingPlan best;
+  const int64_t packets = c.packets(), sms = lab::sm_count();
+  if (!c.vec || !lab::has_clusters() || packets <= kBlockMaxPackets || c.rows < 1 || c.cols > INT_MAX) return best;
+  int64_t best_turns = 0;
+  for (int64_t parts = 2; parts <= sms; ++parts) {
+    const int64_t largest = (packets + parts - 1) / parts;  // packets of the largest part
+    if (largest > kGridRingPartPackets) continue;
+    const int64_t slot = lab::StagedRows<T, 1>::slot_size(largest * lab::Packet<T>::kSize);
+    const int stages = static_cast<int>(std::min<int64_t>(kGridRingStages, kSoftmaxRingBytes / slot));
+    if (stages < kGridRingFewestStages) continue;
+    const int64_t groups = std::min(sms / parts, c.rows), turns = (c.rows + groups - 1) / groups;
+    // A block's elements: turns · packets / parts; fewer parts where it ties (fewer pairs to merge).
+    if (best.parts == 0 || turns * best.parts < best_turns * parts)
+      best = {parts, groups, stages, lab::StagedRows<T, 1>::bytes(stages, largest * lab::Packet<T>::kSize)},
+      best_turns = turns;
+  }
+  return best;
+}
+
+// The 64-bit words v9 needs for this x and y: two a part of a row, then a 32-bit counter a row (0: the rows go to
+// v8, which takes them or hands them on).
+int64_t softmax_grid_ring_words(lab::DType dtype, const void* x, const void* y, int64_t rows, int64_t cols) {
+  int64_t words = 0;
+  dispatch_softmax(dtype, x, const_cast<void*>(y), rows, cols, nullptr, [&](const auto& c) {
+    const GridRingPlan plan = grid_ring_plan(c);
+    if (plan.parts > 0) words = rows * plan.parts * 2 + (rows + 1) / 2;
+    return cudaSuccess;
+  });
+  return words;
+}
+
+template <typename T>
+cudaError_t run_grid_ring(const SoftmaxCall<T>& c, unsigned long long* words) {
+  const GridRingPlan plan = grid_ring_plan(c);
+  const auto kernel = softmax_grid_ring_kernel<T>;
+  if (cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             static_cast<int>(plan.smem));
+      err != cudaSuccess)
+    return err;
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(static_cast<unsigned int>(plan.groups * plan.parts));
+  config.blockDim = dim3(kGridRingThreads);
+  config.dynamicSmemBytes = static_cast<size_t>(plan.smem);
+  config.stream = c.stream;
+  cudaLaunchAttribute cooperative;
+  cooperative.id = cudaLaunchAttributeCooperative;
+  cooperative.val.cooperative = 1;
+  config.attrs = &cooperative;
+  config.numAttrs = 1;
+  return cudaLaunchKernelEx(&config, kernel, c.x, c.y, words, c.rows, static_cast<int>(c.cols),
+                            static_cast<int>(plan.parts), static_cast<int>(plan.groups), plan.stages);
+}
+
+cudaError_t launch_softmax_grid_ring(lab::DType dtype, const void* x, void* y, int64_t rows, int64_t cols,
+                                     void* words, cudaStream_t stream) {
+  return dispatch_softmax(dtype, x, y, rows, cols, stream, [&](const auto& c) {
+    return run_grid_ring(c, static_cast<unsigned long long*>(words));
+  });
+}
+
 #else  // host half: the torch binding
+
+#include <map>
+#include <mutex>
+#include <utility>
+
+#include <ATen/ops/zeros.h>  // v9's words
 
 #include "lab_torch.h"
 
@@ -997,14 +1192,44 @@ at::Tensor softmax_staged_cluster(const at::Tensor& x) {
 }
 
 // v8 allocates its blocks' (max, sum) pairs where it takes the rows, and hands the others to v7.
-at::Tensor softmax_resident(const at::Tensor& x) {
-  return softmax_rows(x, "resident", [](lab::DType dtype, const at::Tensor& x, at::Tensor& y) {
+cudaError_t resident_rows(lab::DType dtype, const at::Tensor& x, at::Tensor& y) {
+  const int64_t rows = x.size(0), cols = x.size(1);
+  const int64_t parts = softmax_resident_parts(dtype, x.const_data_ptr(), y.const_data_ptr(), rows, cols);
+  if (parts == 0) return staged_cluster_rows(dtype, x, y);
+  at::Tensor pairs = at::empty({rows * parts * 2}, x.options().dtype(at::kFloat));
+  return launch_softmax_resident(dtype, x.const_data_ptr(), y.mutable_data_ptr(), rows, cols, parts,
+                                 pairs.mutable_data_ptr(), lab::current_stream());
+}
+
+at::Tensor softmax_resident(const at::Tensor& x) { return softmax_rows(x, "resident", resident_rows); }
+
+// v9's words for x: zero when a call starts and left zero by it, so kept between calls, one buffer a device and
+// stream (two streams' calls at once would otherwise share one). Under CUDA-graph capture a zeroed buffer of the
+// graph's own instead: a kept one grown there would be zeroed only by the graph's replays, never for a later call.
+// The kept buffers live as long as the process (never freed at exit, after the allocator may be gone).
+at::Tensor grid_ring_words(const at::Tensor& x, int64_t count) {
+  const cudaStream_t stream = lab::current_stream();
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  LAB_CHECK(cudaStreamIsCapturing(stream, &capture) == cudaSuccess, "softmax: cudaStreamIsCapturing failed");
+  const at::TensorOptions options = x.options().dtype(at::kLong);
+  if (capture != cudaStreamCaptureStatusNone) return at::zeros({count}, options);
+  static std::mutex lock;
+  static auto* kept = new std::map<std::pair<int, cudaStream_t>, at::Tensor>();
+  std::lock_guard<std::mutex> guard(lock);
+  at::Tensor& words = (*kept)[{x.get_device(), stream}];
+  if (!words.defined() || words.numel() < count) words = at::zeros({count}, options);
+  return words;
+}
+
+// v9 takes the rows it can with those words, and hands the others to v8.
+at::Tensor softmax_grid_ring(const at::Tensor& x) {
+  return softmax_rows(x, "grid_ring", [](lab::DType dtype, const at::Tensor& x, at::Tensor& y) {
     const int64_t rows = x.size(0), cols = x.size(1);
-    const int64_t parts = softmax_resident_parts(dtype, x.const_data_ptr(), y.const_data_ptr(), rows, cols);
-    if (parts == 0) return staged_cluster_rows(dtype, x, y);
-    at::Tensor pairs = at::empty({rows * parts * 2}, x.options().dtype(at::kFloat));
-    return launch_softmax_resident(dtype, x.const_data_ptr(), y.mutable_data_ptr(), rows, cols, parts,
-                                   pairs.mutable_data_ptr(), lab::current_stream());
+    const int64_t count = softmax_grid_ring_words(dtype, x.const_data_ptr(), y.const_data_ptr(), rows, cols);
+    if (count == 0) return resident_rows(dtype, x, y);
+    at::Tensor words = grid_ring_words(x, count);
+    return launch_softmax_grid_ring(dtype, x.const_data_ptr(), y.mutable_data_ptr(), rows, cols,
+                                    words.mutable_data_ptr(), lab::current_stream());
   });
 }
 
@@ -1017,6 +1242,7 @@ TORCH_LIBRARY(lab_softmax, m) {
   m.def("cluster(Tensor x) -> Tensor");
   m.def("staged_cluster(Tensor x) -> Tensor");
   m.def("resident(Tensor x) -> Tensor");
+  m.def("grid_ring(Tensor x) -> Tensor");
 }
 
 TORCH_LIBRARY_IMPL(lab_softmax, CUDA, m) {
@@ -1028,6 +1254,7 @@ TORCH_LIBRARY_IMPL(lab_softmax, CUDA, m) {
   m.impl("cluster", &softmax_cluster);
   m.impl("staged_cluster", &softmax_staged_cluster);
   m.impl("resident", &softmax_resident);
+  m.impl("grid_ring", &softmax_grid_ring);
 }
 
 #endif

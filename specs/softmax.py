@@ -142,7 +142,8 @@ OP = Op(
     # 40000, N past triton:basic's limit (70000), and a long row. N = 20002: triton:packed's 16-bit rows as words,
     # an odd count of them (no vector loads) and 5 rows, so its last program of 2 rows holds a clamped one. (M, 1)
     # with M > 1 is left out: every output is exactly 1, so the checker rightly refuses it as a case a constant
-    # output would pass.
+    # output would pass. cuda:grid_ring takes the aligned rows v3 cannot hold: 3 x 70000 as one row a group of
+    # blocks, 300 x 65600 (fp32 and fp16/bf16 alike) as 25 rows a group through its ring, its lag and its words.
     check_shapes=[(48, 12000), (3, 70000), (300, 65600), (33, 1000), (1, 1), (7, 3), (5, 127), (1024, 1024),
                   (64, 4097), (16, 32768), (3, 32769), (3, 40000), (8, 70000), (4, 262144), (5, 20002)],
     # The last two: rows too long to hold and too few to fill the GPU; 4 rows of 4M elements are past what a
@@ -160,8 +161,8 @@ OP = Op(
                     "inf and nan": inf_and_nan, "subnormals": subnormals},
     # 2^31 + 1024 elements in rows that every implementation takes (N <= 65536): row · N overflows 32 bits.
     index_overflow_shape=(2**21 + 1, 1024),
-    # cuda:staged_cluster's clusters of 8 (16-bit) and 16 blocks (fp32), and cuda:resident's parts (66 a row on
-    # 132 SMs, in shared memory), within racecheck's size cap.
+    # cuda:staged_cluster's clusters of 8 (16-bit) and 16 blocks (fp32), cuda:resident's parts (66 a row on
+    # 132 SMs, in shared memory) and cuda:grid_ring's (two groups of 66), within racecheck's size cap.
     sanitize_shapes=[(2, 262144)],
     dtypes=(torch.float32, torch.float16, torch.bfloat16),
     # From the arithmetic (and held to it by every row's checks, results/<gpu>/softmax.md):
@@ -190,7 +191,7 @@ OP = Op(
     unsupported_shapes={"triton:basic": lambda shape: shape[1] > 65536, "triton:tiled": lambda shape: shape[1] > 65536},
     # Where the steps differ: N = 1024 is the longest fp32 row a warp holds (v2 against v1); N = 32768 the longest a
     # block holds (v3 against v1 and v2, which hands it to v1; fp32, and fp16 with twice the elements per register);
-    # 32 rows of 256K are too long to hold and too few to fill the GPU (v4 against v1, v5 against v4; v6-v8 hold
+    # 32 rows of 256K are too long to hold and too few to fill the GPU (v4 against v1, v5 against v4; v6-v9 hold
     # them on chip, v8 in fp32 partly in registers; in bf16 v7's clusters are of 8 blocks, not 16). In Triton, the
     # fp16 row of 32K is where v5 (rows kept as words) differs from v2.
     ladder_cells=[(torch.float32, (4096, 1024)), (torch.float32, (4096, 32768)), (torch.float16, (4096, 32768)),

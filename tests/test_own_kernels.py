@@ -39,12 +39,17 @@ CASES = [
     ("softmax", "cuda:resident", "softmax_resident_kernel", torch.float16, (3, 70000)),
     ("softmax", "cuda:resident", "softmax_split_stats_kernel", torch.float32, (4, 4000000)),  # too big: v5's
     ("softmax", "cuda:resident", "softmax_block_kernel", torch.float32, (3, 32768)),  # v3 holds the row
+    ("softmax", "cuda:grid_ring", "softmax_grid_ring_kernel", torch.float32, (32, 262144)),  # 4 groups of 33
+    ("softmax", "cuda:grid_ring", "softmax_grid_ring_kernel", torch.bfloat16, (300, 65600)),  # 25 rows a group
+    ("softmax", "cuda:grid_ring", "softmax_grid_ring_kernel", torch.float16, (3, 70000)),  # uneven parts
+    ("softmax", "cuda:grid_ring", "softmax_resident_kernel", torch.bfloat16, (4, 4000000)),  # parts too big: v8's
     ("softmax", "triton:packed", "softmax_packed_kernel", torch.bfloat16, (4096, 32768)),
     ("softmax", "triton:packed", "softmax_packed_kernel", torch.float16, (5, 20002)),
 ]
 # Steps that take their own path only where the GPU runs thread-block clusters and bulk copies (compute capability
 # 9.0 on), and hand every input to the step before elsewhere.
-NEEDS_CLUSTERS = {("softmax", "cuda:cluster"), ("softmax", "cuda:staged_cluster"), ("softmax", "cuda:resident")}
+NEEDS_CLUSTERS = {("softmax", "cuda:cluster"), ("softmax", "cuda:staged_cluster"), ("softmax", "cuda:resident"),
+                  ("softmax", "cuda:grid_ring")}
 
 
 @pytest.mark.gpu
