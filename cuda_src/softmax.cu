@@ -955,7 +955,7 @@ cudaError_t launch_softmax_resident(lab::DType dtype, const void* x, void* y, in
 // each. The words must be zero when a call starts: the last block of a row to read them (a counter a row) zeroes
 // them for the next call, so the buffer the binding keeps a device and stream stays zeroed between calls with no
 // memset launch; under CUDA-graph capture a zeroed buffer of the graph's own is made instead.
-// Rows: those v3's block cannot hold, split into parts of up to kGridRingPartPackets packets, 16-byte aligned,
+// Rows: up to 4 · SMs of those v3's block cannot hold, in parts of up to kGridRingPartPackets packets, aligned,
 // with a ring of at least kGridRingFewestStages slots; the parts a row are those that give the fewest rows a group
 // times elements a part (32 rows on 132 SMs: 4 groups of 33). Other shapes go to v8. Not yet run on a GPU.
 constexpr int kGridRingThreads = 512;
@@ -965,6 +965,9 @@ constexpr int kGridRingLag = 2;  // rows between a row's pair and its output
 constexpr int kGridRingStages = 6;  // slots of the ring at most: the row written, the lag, the rows ahead
 constexpr int kGridRingFewestStages = kGridRingLag + 2;
 constexpr unsigned long long kPublished = 1ull << 32;  // a word's flag, above its fp32 value
+// Rows v9 takes at most, per SM: few enough that its kept words stay small (at most 4 · SMs rows · SMs parts · 16
+// bytes); more rows fill the GPU one block a row (v4).
+constexpr int64_t kGridRingMostRowsPerSm = 4;
 
 __device__ __forceinline__ void store_relaxed(unsigned long long* p, unsigned long long v) {
   asm volatile("st.relaxed.gpu.global.b64 [%0], %1;\n" ::"l"(p), "l"(v) : "memory");
@@ -1063,7 +1066,9 @@ template <typename T>
 GridRingPlan grid_ring_plan(const SoftmaxCall<T>& c) {
   GridRingPlan best;
   const int64_t packets = c.packets(), sms = lab::sm_count();
-  if (!c.vec || !lab::has_clusters() || packets <= kBlockMaxPackets || c.rows < 1 || c.cols > INT_MAX) return best;
+  if (!c.vec || !lab::has_clusters() || packets <= kBlockMaxPackets || c.rows < 1 ||
+      c.rows > kGridRingMostRowsPerSm * sms || c.cols > INT_MAX)
+    return best;
   int64_t best_turns = 0;
   for (int64_t parts = 2; parts <= sms; ++parts) {
     const int64_t largest = (packets + parts - 1) / parts;  // packets of the largest part
