@@ -772,6 +772,28 @@ cudaError_t launch_softmax_staged_cluster(lab::DType dtype, const void* x, void*
   return dispatch_softmax(dtype, x, y, rows, cols, stream, [](const auto& c) { return run_staged_cluster(c); });
 }
 
+// One wave of `blocks` blocks of `kernel`, each with `smem` bytes of dynamic shared memory, launched cooperatively:
+// the driver runs every block at once or refuses the launch (v8's grid-wide barrier, v9's waits between blocks).
+template <typename Kernel, typename... Args>
+cudaError_t launch_cooperative(Kernel kernel, int64_t blocks, int threads, int64_t smem, cudaStream_t stream,
+                               Args... args) {
+  if (cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             static_cast<int>(smem));
+      err != cudaSuccess)
+    return err;
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(static_cast<unsigned int>(blocks));
+  config.blockDim = dim3(threads);
+  config.dynamicSmemBytes = static_cast<size_t>(smem);
+  config.stream = stream;
+  cudaLaunchAttribute cooperative;
+  cooperative.id = cudaLaunchAttributeCooperative;
+  cooperative.val.cooperative = 1;
+  config.attrs = &cooperative;
+  config.numAttrs = 1;
+  return cudaLaunchKernelEx(&config, kernel, args...);
+}
+
 // ---- v8 resident: few long rows held on chip across every SM at once. ------------------------------------------
 // v7 ties a row to a cluster, and the GPU places clusters unevenly: on an H200 15 clusters of 8 blocks fit at once
 // (120 SMs) and 7 of 16, so 32 rows take three or five rounds, the last with most SMs idle (results/nvidia-h200/
@@ -916,21 +938,8 @@ cudaError_t run_resident(const SoftmaxCall<T>& c, int64_t parts, float2* pairs) 
   const int cap = resident_staged_cap<T>();
   const int64_t largest = (c.packets() + parts - 1) / parts;
   const int64_t smem = lab::kStagedSlotAlign + 16 * (largest < cap ? largest : cap);
-  if (cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                             static_cast<int>(smem));
-      err != cudaSuccess)
-    return err;
-  cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(static_cast<unsigned int>(c.rows * parts));
-  config.blockDim = dim3(kResidentThreads);
-  config.dynamicSmemBytes = static_cast<size_t>(smem);
-  config.stream = c.stream;
-  cudaLaunchAttribute cooperative;
-  cooperative.id = cudaLaunchAttributeCooperative;
-  cooperative.val.cooperative = 1;
-  config.attrs = &cooperative;
-  config.numAttrs = 1;
-  return cudaLaunchKernelEx(&config, kernel, c.x, c.y, pairs, c.cols, static_cast<int>(parts), cap);
+  return launch_cooperative(kernel, c.rows * parts, kResidentThreads, smem, c.stream, c.x, c.y, pairs, c.cols,
+                            static_cast<int>(parts), cap);
 }
 
 cudaError_t launch_softmax_resident(lab::DType dtype, const void* x, void* y, int64_t rows, int64_t cols,
@@ -1100,23 +1109,9 @@ int64_t softmax_grid_ring_words(lab::DType dtype, const void* x, const void* y, 
 template <typename T>
 cudaError_t run_grid_ring(const SoftmaxCall<T>& c, unsigned long long* words) {
   const GridRingPlan plan = grid_ring_plan(c);
-  const auto kernel = softmax_grid_ring_kernel<T>;
-  if (cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                             static_cast<int>(plan.smem));
-      err != cudaSuccess)
-    return err;
-  cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(static_cast<unsigned int>(plan.groups * plan.parts));
-  config.blockDim = dim3(kGridRingThreads);
-  config.dynamicSmemBytes = static_cast<size_t>(plan.smem);
-  config.stream = c.stream;
-  cudaLaunchAttribute cooperative;
-  cooperative.id = cudaLaunchAttributeCooperative;
-  cooperative.val.cooperative = 1;
-  config.attrs = &cooperative;
-  config.numAttrs = 1;
-  return cudaLaunchKernelEx(&config, kernel, c.x, c.y, words, c.rows, static_cast<int>(c.cols),
-                            static_cast<int>(plan.parts), static_cast<int>(plan.groups), plan.stages);
+  return launch_cooperative(softmax_grid_ring_kernel<T>, plan.groups * plan.parts, kGridRingThreads, plan.smem,
+                            c.stream, c.x, c.y, words, c.rows, static_cast<int>(c.cols), static_cast<int>(plan.parts),
+                            static_cast<int>(plan.groups), plan.stages);
 }
 
 cudaError_t launch_softmax_grid_ring(lab::DType dtype, const void* x, void* y, int64_t rows, int64_t cols,
