@@ -162,6 +162,36 @@ def test_norm_exchange_step_matches_reference_on_its_own_rows(op_name, impl_name
 
 
 
+# softmax's triton:exchange (v7) takes rows past MAX_CACHED_COLS split over programs that wait for each other's
+# (max, sum) pairs; on the interpreter only rows one program holds, reached by raising a program's columns. Its own
+# kernel (the pairs' words, each row's y a row late, the groups of rows, the words left zeroed) is checked here on
+# groups of one to three rows; rows shared by programs on the GPU (tests/test_softmax_grid_ring.py's neighbours in
+# tests/test_own_kernels.py, and the op's checks).
+SOFTMAX_EXCHANGE_CASES = [(torch.float32, (3, 40000), "random"), (torch.float16, (5, 33000), "with -inf"),
+                          (torch.float32, (4, 34000), "inf and nan"), (torch.float32, (2, 33000), "large magnitudes")]
+
+
+@pytest.mark.slow
+def test_softmax_exchange_step_matches_reference_and_leaves_its_words_zeroed(device, monkeypatch):
+    from triton_src import layernorm
+    from triton_src import softmax
+
+    monkeypatch.setattr(layernorm, "EXCHANGE_COLS", 65536)
+    monkeypatch.setattr(softmax, "_packed", lambda *a: pytest.fail("triton:exchange handed its own rows down"))
+    kept = []
+
+    def words(x, count):  # zeroed, as _exchange_words hands them, and kept to look at after the call
+        kept.append(torch.zeros(count, device=x.device, dtype=torch.int64))
+        return kept[-1]
+
+    monkeypatch.setattr(softmax, "_exchange_words", words)
+    op = discover.load_op("softmax")
+    impl = next(i for i in discover.implementations(op) if i.name == "triton:exchange")
+    assert all(shape[1] > softmax.MAX_CACHED_COLS for _, shape, _ in SOFTMAX_EXCHANGE_CASES)
+    _check_cases(op, impl, impl.load(), SOFTMAX_EXCHANGE_CASES, device)
+    assert kept and all(int(w.count_nonzero()) == 0 for w in kept)  # every row's words and counter zeroed again
+
+
 @pytest.mark.parametrize("dtype,cols,taken", [(torch.float16, 16384, False), (torch.bfloat16, 16384, False),
                                               (torch.bfloat16, 16385, True), (torch.float32, 16384, True),
                                               (torch.float32, 8192, False)])

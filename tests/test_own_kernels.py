@@ -44,6 +44,9 @@ CASES = [
     ("softmax", "cuda:grid_ring", "softmax_grid_ring_kernel", torch.float16, (3, 70000)),  # uneven parts
     ("softmax", "cuda:grid_ring", "softmax_resident_kernel", torch.bfloat16, (4, 4000000)),  # parts too big: v8's
     ("softmax", "triton:packed", "softmax_packed_kernel", torch.bfloat16, (4096, 32768)),
+    ("softmax", "triton:exchange", "softmax_exchange_kernel", torch.float32, (32, 262144)),  # 2 groups of 128
+    ("softmax", "triton:exchange", "softmax_exchange_kernel", torch.bfloat16, (3, 70000)),  # a ragged last part
+    ("softmax", "triton:exchange", "softmax_split_stats_kernel", torch.float32, (4, 4000000)),  # too many parts
     ("softmax", "triton:packed", "softmax_packed_kernel", torch.float16, (5, 20002)),
 ]
 # Steps that take their own path only where the GPU runs thread-block clusters and bulk copies (compute capability

@@ -1337,7 +1337,7 @@ def layernorm_exchange_forward_kernel(x_ptr, w_ptr, b_ptr, y_ptr, mean_ptr, rstd
 
 
 def exchange_forward_meta(parts: int) -> dict:
-    """The launch parameters of v14's forward kernel (either norm's) for rows of `parts` parts."""
+    """The launch parameters of v14's forward kernel (either norm's; softmax's v7 too) for rows of `parts` parts."""
     return dict(BLOCK=EXCHANGE_COLS, SLOTS=exchange_slot_words(parts), AHEAD=FORWARD_EXCHANGE_AHEAD,
                 LAG=FORWARD_EXCHANGE_LAG, **EXCHANGE_LAUNCH)
 

@@ -10,6 +10,8 @@ Steps (each one a row, triton:<name>; measured figures: results/<gpu>/softmax.md
               register, and widened in each pass, so two programs share an SM where v2's one filled it
   v6 direct   + every launch without Triton's per-call Python (binding, specialization, autotuner dispatch):
               v5's kernels through triton_src.Launcher, the host's time per call cut, the GPU's work the same
+  v7 exchange + long rows too few to fill the GPU in one launch and one read: each split across programs that
+              are all resident at once and pass their (max, sum) pairs through L2 (the norms' exchange)
 
 As in cuda_src/softmax.cu, each step takes the rows it adds a path for and hands every other shape to the step
 before, so each row runs every shape the one before it runs (triton:tiled, like triton:basic, refuses N > 64K).
@@ -24,6 +26,8 @@ import triton.language as tl
 
 import triton_src
 from triton_src import LOG2E, as_written, exp2_ftz, exp_ftz
+from triton_src.layernorm import (PUBLISHED, exchange_forward_meta, exchange_programs, first_x_rows, late_row,
+                                  publish_sums, read_slots, row_ahead, word_sums)  # v7: the norms' exchange
 from compare.spec import variant
 from compare.validate import InputError, check_inputs
 
@@ -410,3 +414,106 @@ def packed(x: torch.Tensor) -> torch.Tensor:
 def direct(x: torch.Tensor) -> torch.Tensor:
     check_inputs("softmax", ("x", x), ndim=2)
     return _packed(x, triton_src.launcher)
+
+
+# ---- exchange: few long rows over programs that pass their (max, sum) pairs to each other. ------------------------
+# v6's long rows still take v4's two kernels: a second launch and a second read (from L2 where x fits there). The
+# norms' forward exchange (triton_src/layernorm.py, LayerNorm's v14) keeps one read and one launch for rows no
+# program holds, and softmax needs the same thing with a (max, sum) pair in place of the norms' two sums:
+#   - each row is split into parts of EXCHANGE_COLS columns, one program each; a group of `parts` programs takes a
+#     contiguous run of rows, each program its columns of every row (layernorm.exchange_programs: two programs an
+#     SM, every program resident at once by a cooperative launch, or the launch is refused);
+#   - a program publishes its part's pair of a row as two 64-bit words, each the fp32 value with a flag above it
+#     (layernorm.publish_sums), and writes the row's y FORWARD_EXCHANGE_LAG rows later, after reading the row's
+#     words until every part's are flagged and merging them as v4's second kernel merges its slices (every program
+#     of a row in the same order, so the same bits); the rows' loads are issued FORWARD_EXCHANGE_AHEAD rows ahead;
+#   - the words must be zero when a call starts. The norms zero them with a memset every call; here, as in CUDA's v9
+#     (cuda_src/softmax.cu), the last program of a row to read its words zeroes them (a counter a row), so the
+#     buffer kept a device and stream (_exchange_words) stays zeroed between calls: no second launch.
+# CUDA's v9 does the same with a ring of shared memory filled by bulk copies; Triton's programs hold their rows in
+# registers. Rows: those v5 and v2 cannot hold (N > MAX_CACHED_COLS), up to EXCHANGE_MOST_ROWS_PER_SM a
+# multiprocessor, that the resident programs cover; under Triton's interpreter only rows one program holds
+# (programs run one at a time there; tests/test_kernels.py raises a program's columns to reach it). Other rows go
+# to v6. Not yet run on a GPU.
+EXCHANGE_MOST_ROWS_PER_SM = 4
+
+
+@triton.jit
+def _exchanged_pair(got_m, got_s, words, present):
+    """A row's (max, sum) over its parts from their words as read_slots read them, read again until every part's
+    are flagged; the sums merged as v4's second kernel merges its slices."""
+    while tl.min(((got_m & got_s) >> 32).to(tl.int32), axis=0) == 0:
+        got_m = tl.load(words, mask=present, other=PUBLISHED, volatile=True)
+        got_s = tl.load(words + 1, mask=present, other=PUBLISHED, volatile=True)
+    part_max = tl.where(present, word_sums(got_m), NEG_INF)
+    part_sum = tl.where(present, word_sums(got_s), 0.0)
+    row_max = tl.max(part_max, axis=0)
+    return row_max, tl.sum(part_sum * tl.exp(part_max - row_max), axis=0)  # a -inf part_max (s = 0) adds 0
+
+
+@triton.jit
+def softmax_exchange_kernel(x_ptr, y_ptr, slots_ptr, done_ptr, m, n, parts, rows_per_group, BLOCK: tl.constexpr,
+                            SLOTS: tl.constexpr, AHEAD: tl.constexpr, LAG: tl.constexpr):
+    program = tl.program_id(0)
+    part = program % parts
+    first = (program // parts).to(tl.int64) * rows_per_group
+    last = tl.minimum(first + rows_per_group, m)
+    cols = part * BLOCK + tl.arange(0, BLOCK)
+    mask = cols < n
+    x_1, x_2 = first_x_rows(x_ptr, n, cols, mask, first, last)
+    x_late_1, x_late_2 = tl.zeros_like(x_1), tl.zeros_like(x_1)
+    for row in range(first, last + LAG):  # the last turns write the last rows' y only
+        late = row - LAG
+        got_m, got_s, words, present = read_slots(slots_ptr, late, parts, late >= first, SLOTS, True)  # in flight
+        x, x_1, x_2 = row_ahead(x_ptr, n, cols, mask, row, last, x_1, x_2, AHEAD)
+        x_late, x_late_1, x_late_2 = late_row(x, x_late_1, x_late_2, LAG)
+        if row < last:
+            xf = tl.where(mask, x.to(tl.float32), NEG_INF)
+            part_max = tl.max(xf, axis=0)
+            part_sum = tl.sum(tl.exp(xf - tl.where(part_max == NEG_INF, 0.0, part_max)), axis=0)  # v4's hazard
+            publish_sums(slots_ptr, row, part, parts, part_max, part_sum, True)
+        if late >= first:
+            row_max, row_sum = _exchanged_pair(got_m, got_s, words, present)
+            # The row's last program to have read its words leaves them zero for the next call.
+            if tl.atomic_add(done_ptr + late, 1, sem="relaxed") == parts - 1:
+                tl.store(words, 0, mask=present)
+                tl.store(words + 1, 0, mask=present)
+                tl.store(done_ptr + late, 0)
+            y = tl.exp(tl.where(mask, x_late.to(tl.float32), NEG_INF) - row_max) * (1.0 / row_sum)
+            tl.store(y_ptr + late * n + cols, y.to(y_ptr.dtype.element_ty), mask=mask)
+
+
+# The words kept between calls, zeroed: one buffer a device and stream (two streams' calls at once must not share
+# one). Under CUDA-graph capture a zeroed buffer of the graph's own: a kept one made there would be zeroed only by
+# the graph's replays. On the interpreter (CPU tensors) a fresh one each call.
+_kept_words: dict = {}
+
+
+def _exchange_words(x: torch.Tensor, count: int) -> torch.Tensor:
+    if x.device.type != "cuda" or torch.cuda.is_current_stream_capturing():
+        return torch.zeros(count, device=x.device, dtype=torch.int64)
+    key = (x.device, torch.cuda.current_stream(x.device).cuda_stream)
+    words = _kept_words.get(key)
+    if words is None or words.numel() < count:
+        words = _kept_words[key] = torch.zeros(count, device=x.device, dtype=torch.int64)
+    return words
+
+
+def _exchange(x: torch.Tensor, via=as_written) -> torch.Tensor:
+    n_rows, n_cols = x.shape
+    programs = exchange_programs(x, MAX_CACHED_COLS)
+    if programs is None or n_rows > EXCHANGE_MOST_ROWS_PER_SM * _sm_count(x.device) or not x.is_contiguous():
+        return _packed(x, via)
+    parts, groups, rows_per_group = programs
+    y = torch.empty_like(x)
+    words = _exchange_words(x, n_rows * parts * 2 + n_rows)  # the pairs' words, then a counter a row
+    via(softmax_exchange_kernel)[(groups * parts,)](
+        x, y, words, words[n_rows * parts * 2:], n_rows, n_cols, parts, rows_per_group,
+        **exchange_forward_meta(parts))
+    return y
+
+
+@variant("exchange")
+def exchange(x: torch.Tensor) -> torch.Tensor:
+    check_inputs("softmax", ("x", x), ndim=2)
+    return _exchange(x, triton_src.launcher)
