@@ -165,8 +165,8 @@ def test_norm_exchange_step_matches_reference_on_its_own_rows(op_name, impl_name
 # softmax's triton:exchange (v7) takes rows past MAX_CACHED_COLS split over programs that wait for each other's
 # (max, sum) pairs; on the interpreter only rows one program holds, reached by raising a program's columns. Its own
 # kernel (the pairs' words, each row's y a row late, the groups of rows, the words left zeroed) is checked here on
-# groups of one to three rows; rows shared by programs on the GPU (tests/test_softmax_grid_ring.py's neighbours in
-# tests/test_own_kernels.py, and the op's checks).
+# groups of one to three rows; rows shared by programs on the GPU (tests/test_softmax_kept_words.py,
+# tests/test_own_kernels.py and the op's checks).
 SOFTMAX_EXCHANGE_CASES = [(torch.float32, (3, 40000), "random"), (torch.float16, (5, 33000), "with -inf"),
                           (torch.float32, (4, 34000), "inf and nan"), (torch.float32, (2, 33000), "large magnitudes")]
 
