@@ -143,7 +143,8 @@ OP = Op(
     # an odd count of them (no vector loads) and 5 rows, so its last program of 2 rows holds a clamped one. (M, 1)
     # with M > 1 is left out: every output is exactly 1, so the checker rightly refuses it as a case a constant
     # output would pass. cuda:grid_ring takes the aligned rows v3 cannot hold: 3 x 70000 as one row a group of
-    # blocks, 300 x 65600 (fp32 and fp16/bf16 alike) as 25 rows a group through its ring, its lag and its words.
+    # blocks, 300 x 65600 (fp32 and fp16/bf16 alike) as 25 rows a group through its ring, its lag and its words;
+    # triton:exchange takes the same two shapes (3 groups of one row, 8 groups of 38 rows).
     check_shapes=[(48, 12000), (3, 70000), (300, 65600), (33, 1000), (1, 1), (7, 3), (5, 127), (1024, 1024),
                   (64, 4097), (16, 32768), (3, 32769), (3, 40000), (8, 70000), (4, 262144), (5, 20002)],
     # The last two: rows too long to hold and too few to fill the GPU; 4 rows of 4M elements are past what a
