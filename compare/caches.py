@@ -5,7 +5,10 @@ By default both keep their caches in the lab's cache folder (LAB_CACHE_DIR, defa
 the CUDA builds), and Triton keeps its autotuning results there too (TRITON_CACHE_AUTOTUNING: keyed on the kernel's
 source, the GPU model, the Triton version and the autotuning key, so a changed kernel is tuned again). Triton's own
 key names the GPU's architecture only, which an H100 and an H200 share: the lab adds the model's name
-(autotuning_results_per_gpu_model), so a choice timed on one is never read on the other from a shared folder. A second run of
+(autotuning_results_per_gpu_model), so a choice timed on one is never read on the other from a shared folder.
+Inductor's choice among a kernel's configurations (its .best_config files) is keyed on the kernel's source, whose
+device properties (multiprocessors, compute capability) an H100 and an H200 share too: the lab tags inductor's
+cache keys with the model (inductor_results_per_gpu_model). A second run of
 an op then skips JIT compilation, autotuning and inductor's compilation, and takes seconds. With --cold both start
 from empty folders, removed at the end, as on a fresh machine. A cache folder the user chose (TRITON_CACHE_DIR,
 TORCHINDUCTOR_CACHE_DIR) is used either way and left alone.
@@ -125,3 +128,23 @@ def autotuning_results_per_gpu_model(gpu: str) -> None:
 
     manager.lab_gpu_model = gpu
     autotuner.get_cache_manager = manager
+
+
+_INDUCTOR_TAG = "kernel-lab: compiled on "
+
+
+def inductor_results_per_gpu_model(gpu: str) -> None:
+    """From now on in this process, torch.compile's cache keys (torch.compiler.config.cache_key_tag, which inductor
+    puts in its compiled graphs' keys and its kernels' autotuning results', the .best_config files) also name the
+    GPU model `gpu`, after any tag the user set. Those results are keyed on the generated kernel's source, and an
+    H100 and an H200 generate the same (132 multiprocessors, compute capability 9.0). Once per process, as
+    autotuning_results_per_gpu_model."""
+    from torch.compiler import config
+
+    tag = config.cache_key_tag
+    if _INDUCTOR_TAG in tag:
+        if not tag.endswith(_INDUCTOR_TAG + gpu):
+            raise RuntimeError(f"compare/caches.py: this process tags torch.compile's cache keys {tag!r}; it "
+                               f"cannot tag them with {gpu!r} too (one process, one GPU model)")
+        return
+    config.cache_key_tag = f"{tag} | {_INDUCTOR_TAG}{gpu}" if tag else _INDUCTOR_TAG + gpu

@@ -46,6 +46,7 @@ def load_row(impl: Impl) -> None:
     _row.update(impl=impl, fn=fn)
     if impl.backend == "torch" and impl.variant.startswith("compile"):
         capture.raise_recompile_limit()  # one graph per shape, dtype and layout, past dynamo's default limit
+        caches.inductor_results_per_gpu_model(env.gpu_name())
 
 
 def _fn():

@@ -1,6 +1,7 @@
 """Triton's disk cache of autotuning results, as the lab keys it (compare.caches.autotuning_results_per_gpu_model):
 Triton's key names the GPU's architecture only, so an H100 and an H200 (both sm_90) would share a choice timed on
-one of them; the lab's key names the model too."""
+one of them; the lab's key names the model too. Likewise inductor's chosen kernel configurations
+(compare.caches.inductor_results_per_gpu_model)."""
 import pytest
 import triton
 import triton.language as tl
@@ -75,3 +76,24 @@ def test_a_choice_timed_on_one_gpu_model_is_timed_again_on_another(tmp_path, mon
     assert first_call(None) == 2  # Triton's own key: not found
     assert first_call("another model") == 2
     assert first_call("another model") == 0
+
+
+def test_inductor_s_kernel_choices_are_keyed_on_the_gpu_model(monkeypatch):
+    """Inductor's key for a kernel's chosen configuration (AutotuneCache._prepare_key, from the kernel's file name,
+    its source's hash) is the same for an H100 and an H200 until the lab tags it; a user's own tag is kept."""
+    from torch._inductor.runtime.autotune_cache import AutotuneCache
+    from torch.compiler import config
+
+    monkeypatch.setattr(config, "cache_key_tag", "")
+    untagged = AutotuneCache._prepare_key("/cache/ab/cabcdef.py")
+    caches.inductor_results_per_gpu_model("NVIDIA H100 80GB HBM3")
+    h100 = AutotuneCache._prepare_key("/cache/ab/cabcdef.py")
+    caches.inductor_results_per_gpu_model("NVIDIA H100 80GB HBM3")  # again: nothing changes
+    assert AutotuneCache._prepare_key("/cache/ab/cabcdef.py") == h100 != untagged
+    with pytest.raises(RuntimeError, match=r"compare/caches\.py.*'NVIDIA H200'"):
+        caches.inductor_results_per_gpu_model("NVIDIA H200")
+
+    monkeypatch.setattr(config, "cache_key_tag", "the user's")  # another process, another model, a tag of its own
+    caches.inductor_results_per_gpu_model("NVIDIA H200")
+    assert config.cache_key_tag.startswith("the user's") and "NVIDIA H200" in config.cache_key_tag
+    assert AutotuneCache._prepare_key("/cache/ab/cabcdef.py") not in (h100, untagged)
