@@ -21,6 +21,7 @@ import torch
 from . import capture
 from . import caches, env, timing
 from .discover import Impl
+from .spec import PEER
 
 _row: dict = {}  # the loaded row: {"impl": Impl, "fn": callable}
 progress = lambda: None  # noqa: E731  (set by compare.isolate: tells the parent a long call is alive)
@@ -37,8 +38,9 @@ def load_row(impl: Impl) -> None:
     row is loaded while the rows before it run: compare.runner._load_ahead). torch:eager imports nothing else of
     that: a last row's kernel accounting waited seconds for it."""
     fn = impl.load()
-    if impl.backend == "triton":
+    if impl.backend in ("triton", PEER):  # a peer's kernels may be Triton's, autotuned (Liger's are)
         caches.autotuning_results_per_gpu_model(env.gpu_name())
+    if impl.backend == "triton":
         _use_interpreter_autotune_stub(impl)
     if impl.backend in ("triton", "torch"):
         import_profiler_modules()
