@@ -696,6 +696,20 @@ __device__ __forceinline__ void store_async_to_block(MaxSum* local, MaxSum v, ui
   lab::store_async_to_block(&local->s, v.s, bar, rank);
 }
 
+// This thread's packets of a row's part staged in `slot` (packets rank, rank + threads, ...), -inf past the part's
+// `part_packets` (v7, v9).
+template <typename T, int kPacks>
+__device__ __forceinline__ CachedRow<T, kPacks> slot_packets(const uint4* slot, int part_packets, int rank,
+                                                             int threads) {
+  CachedRow<T, kPacks> r;
+#pragma unroll
+  for (int i = 0; i < kPacks; ++i) {
+    const int packet = rank + i * threads;
+    r.p[i] = packet < part_packets ? slot[packet] : lab::splat_words<T>(-INFINITY);
+  }
+  return r;
+}
+
 template <typename T>
 __global__ void __launch_bounds__(kStagedThreads) softmax_staged_cluster_kernel(const T* __restrict__ x,
                                                                                 T* __restrict__ y, int64_t rows,
@@ -716,13 +730,7 @@ __global__ void __launch_bounds__(kStagedThreads) softmax_staged_cluster_kernel(
   auto turn = ring.turn_of(0);
   int set = 0;
   for (int64_t row = cluster; row < rows; row += clusters, ring.next(turn), set ^= 1) {
-    CachedRow<T, kCachedPacks> r;
-    const uint4* slot = ring.landed(turn);
-#pragma unroll
-    for (int i = 0; i < kCachedPacks; ++i) {
-      const int packet = rank + i * kStagedThreads;
-      r.p[i] = packet < part_packets ? slot[packet] : lab::splat_words<T>(-INFINITY);
-    }
+    auto r = slot_packets<T, kCachedPacks>(ring.landed(turn), part_packets, rank, kStagedThreads);
     const MaxSum block = lab::block_sum_alternating<kStagedThreads>(max_sum(r), warp_pairs[set]);
     ring.release(turn, row, x + offset, nullptr, rows, cols, clusters);  // every thread holds its packets
     pairs.push(block);
@@ -1011,13 +1019,7 @@ __global__ void __launch_bounds__(kGridRingThreads, 1)
   for (int64_t k = 0; k < turns + kGridRingLag; ++k) {
     if (k < turns) {  // row k: this part's pair, published
       const int64_t row = group + k * groups;
-      CachedRow<T, kGridRingPacks> r;
-      const uint4* slot = ring.landed(pair_turn);
-#pragma unroll
-      for (int i = 0; i < kGridRingPacks; ++i) {
-        const int packet = threadIdx.x + i * kGridRingThreads;
-        r.p[i] = packet < part_packets ? slot[packet] : lab::splat_words<T>(-INFINITY);
-      }
+      auto r = slot_packets<T, kGridRingPacks>(ring.landed(pair_turn), part_packets, threadIdx.x, kGridRingThreads);
       const MaxSum mine = lab::block_sum_alternating<kGridRingThreads>(max_sum(r), warp_pairs[set]);
       set ^= 1;
       if (threadIdx.x == 0) {
@@ -1029,13 +1031,8 @@ __global__ void __launch_bounds__(kGridRingThreads, 1)
     }
     if (k >= kGridRingLag) {  // row k - lag: its pairs merged, this part written, the slot refilled
       const int64_t row = group + (k - kGridRingLag) * groups;
-      CachedRow<T, kGridRingPacks> r;
-      const uint4* slot = ring.landed(out_turn);  // landed turns ago: no wait
-#pragma unroll
-      for (int i = 0; i < kGridRingPacks; ++i) {
-        const int packet = threadIdx.x + i * kGridRingThreads;
-        r.p[i] = packet < part_packets ? slot[packet] : lab::splat_words<T>(-INFINITY);
-      }
+      // landed turns ago: no wait
+      auto r = slot_packets<T, kGridRingPacks>(ring.landed(out_turn), part_packets, threadIdx.x, kGridRingThreads);
       MaxSum theirs{-INFINITY, 0.0f};  // adds nothing
       if (threadIdx.x < parts) {
         const unsigned long long* w = words + (row * parts + threadIdx.x) * 2;

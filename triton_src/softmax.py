@@ -229,6 +229,14 @@ def softmax_split_stats_kernel(x_ptr, max_ptr, sum_ptr, n_cols, n_splits, BLOCK:
 
 
 @triton.jit
+def _merged_pairs(part_max, part_sum):
+    """A row's (max, sum) from its slices' pairs: each sum rescaled by exp(max - row max); a -inf part_max (s = 0)
+    adds 0 (v4's second kernel, v7)."""
+    row_max = tl.max(part_max, axis=0)
+    return row_max, tl.sum(part_sum * tl.exp(part_max - row_max), axis=0)
+
+
+@triton.jit
 def softmax_split_write_kernel(x_ptr, y_ptr, max_ptr, sum_ptr, n_cols, n_splits, BLOCK: tl.constexpr,
                                SPLITS: tl.constexpr):
     split, row = tl.program_id(0), tl.program_id(1).to(tl.int64)
@@ -238,8 +246,7 @@ def softmax_split_write_kernel(x_ptr, y_ptr, max_ptr, sum_ptr, n_cols, n_splits,
     parts = tl.arange(0, SPLITS)
     part_max = tl.load(max_ptr + row * n_splits + parts, mask=parts < n_splits, other=NEG_INF)
     part_sum = tl.load(sum_ptr + row * n_splits + parts, mask=parts < n_splits, other=0.0)
-    row_max = tl.max(part_max, axis=0)
-    total = tl.sum(part_sum * tl.exp(part_max - row_max), axis=0)  # a -inf part_max (s = 0) adds 0
+    row_max, total = _merged_pairs(part_max, part_sum)
     y = tl.exp(x - row_max) * (1.0 / total)
     tl.store(y_ptr + row * n_cols + cols, y.to(y_ptr.dtype.element_ty), mask=mask)
 
@@ -445,10 +452,7 @@ def _exchanged_pair(got_m, got_s, words, present):
     while tl.min(((got_m & got_s) >> 32).to(tl.int32), axis=0) == 0:
         got_m = tl.load(words, mask=present, other=PUBLISHED, volatile=True)
         got_s = tl.load(words + 1, mask=present, other=PUBLISHED, volatile=True)
-    part_max = tl.where(present, word_sums(got_m), NEG_INF)
-    part_sum = tl.where(present, word_sums(got_s), 0.0)
-    row_max = tl.max(part_max, axis=0)
-    return row_max, tl.sum(part_sum * tl.exp(part_max - row_max), axis=0)  # a -inf part_max (s = 0) adds 0
+    return _merged_pairs(tl.where(present, word_sums(got_m), NEG_INF), tl.where(present, word_sums(got_s), 0.0))
 
 
 @triton.jit
