@@ -8,10 +8,10 @@ key names the GPU's architecture only, which an H100 and an H200 share: the lab 
 (autotuning_results_per_gpu_model), so a choice timed on one is never read on the other from a shared folder.
 Inductor's choice among a kernel's configurations (its .best_config files) is keyed on the kernel's source, whose
 device properties (multiprocessors, compute capability) an H100 and an H200 share too: the lab tags inductor's
-cache keys with the model (inductor_results_per_gpu_model). A second run of
-an op then skips JIT compilation, autotuning and inductor's compilation, and takes seconds. With --cold both start
-from empty folders, removed at the end, as on a fresh machine. A cache folder the user chose (TRITON_CACHE_DIR,
-TORCHINDUCTOR_CACHE_DIR) is used either way and left alone.
+cache keys with the model (inductor_results_per_gpu_model). A second run of an op then skips JIT compilation,
+autotuning and inductor's compilation, and takes seconds. With --cold both start from empty folders, removed at the
+end, as on a fresh machine. A cache folder the user chose (TRITON_CACHE_DIR, TORCHINDUCTOR_CACHE_DIR) is used either
+way and left alone.
 
 The cost of a cold first call stays in the report: the first time a Triton row's first call in a dtype runs
 against a cache (its kernel source, Triton version and GPU not yet recorded there), it is cold, and its time is
