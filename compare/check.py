@@ -11,7 +11,8 @@ Hazards this guards against, each seen fooling public kernel benchmarks:
   * inputs a row recognizes: every row gets inputs of its own, from seeds that name the row;
   * writing into the inputs: the inputs are compared with pristine copies after the calls;
   * a check that cannot fail: if an all-zeros or a constant output would also pass, the case is refused as
-    degenerate rather than passed;
+    degenerate rather than passed (a small case's inputs that came out so by chance are drawn again first:
+    case_inputs);
   * ignored strides: the layout cases pass every input as a non-contiguous view holding the same values
     (compare.layouts); a row must return the right answer or refuse with an error that says "contiguous".
 """
@@ -373,20 +374,48 @@ def with_layout(inputs: tuple, layout: str | None) -> tuple:
 
 @dataclasses.dataclass
 class CaseInputs:
-    """The three input sets of a check case as handed to the row, and pristine copies of A's and B's."""
+    """The three input sets of a check case as handed to the row, pristine copies of A's and B's, and the seeds
+    they were made from (the case's, but where A's inputs were drawn again: case_inputs)."""
 
     warmup: tuple
     a: tuple
     b: tuple
     pristine_a: tuple
     pristine_b: tuple
+    seeds: tuple
+
+
+# Random inputs of a few elements come out, now and then, as a case that an all-zeros or constant output would pass
+# (one element of a sum near zero, short softmax rows of nothing but ties): the judge would refuse it as degenerate
+# and fail the row for the inputs it was given. So call A's inputs of a small case are judged before the call and,
+# where they can't tell, drawn again from seeds derived from A's, up to REDRAWS times; the result names the seeds
+# used. A larger case (its float64 reference no longer free to compute twice), or one still degenerate after every
+# draw, is refused after the calls as before: inputs that can never fail a kernel are the spec's to change.
+REDRAWS = 8
+REDRAW_MAX_ELEMENTS = 1 << 16
 
 
 def case_inputs(op: Op, case: CheckCase, device: torch.device) -> CaseInputs:
-    made = [make_inputs(op, case.shape, case.dtype, device, seed, case.inputs) for seed in case.seeds]
+    seeds = list(case.seeds)
+    made = [make_inputs(op, case.shape, case.dtype, device, seed, case.inputs) for seed in seeds]
+    for draw in range(1, REDRAWS + 1):
+        if not _degenerate_draw(op, case, made[1]):
+            break
+        seeds[1] = case_seed(case.seeds[1], "drawn again", draw)
+        made[1] = make_inputs(op, case.shape, case.dtype, device, seeds[1], case.inputs)
     given = [with_layout(m, case.layout) for m in made]
     return CaseInputs(given[0], given[1], given[2], tuple(t.clone() for t in made[1]),
-                      tuple(t.clone() for t in made[2]))
+                      tuple(t.clone() for t in made[2]), tuple(seeds))
+
+
+def _degenerate_draw(op: Op, case: CheckCase, inputs: tuple) -> bool:
+    """Whether these inputs of a small case make one that the judge would refuse as degenerate (False for a larger
+    case: not looked at before the call)."""
+    tensors = [t for t in inputs if isinstance(t, torch.Tensor)]
+    if not tensors or sum(t.numel() for t in tensors) > REDRAW_MAX_ELEMENTS:
+        return False
+    tol = op.tolerance(case.dtype, case.shape, case.inputs)
+    return bool(is_degenerate(reference(op, inputs), tol, op.output_dtype(inputs[0].dtype)))
 
 
 def reference(op: Op, pristine: tuple, out=None, ref=None):
@@ -444,7 +473,7 @@ def failed_result(op: Op, impl: str, case: CheckCase, status: str, message: str)
 def judge_case(op: Op, impl: str, case: CheckCase, inputs: CaseInputs, outputs) -> CheckResult:
     """Judge one check case from what the worker handed back (compare.worker.CaseOutputs): A's output as it came
     back, A's output again after call B, B's output; and the inputs, which must be as they were given."""
-    result = _result(op, impl, case.dtype, case.shape, case.label, case.seeds, case.inputs)
+    result = _result(op, impl, case.dtype, case.shape, case.label, inputs.seeds, case.inputs)
     tol = op.tolerance(case.dtype, case.shape, case.inputs)
     if outputs.refused:
         if case.layout and "contiguous" in outputs.refused.lower():

@@ -733,7 +733,9 @@ def _check_case(pool, op: Op, impl, case: schedule.CheckCase, device, seconds: d
                 del inputs
                 _release_cached_memory(pool, impl)
                 raise _OutOfMemory(f"in the row's worker: {failure.message.splitlines()[0]}") from None
-            return check.failed_result(op, impl.name, case, "error", failure.message)
+            # the seeds of the inputs the row was given (A's drawn again where they could not fail a kernel)
+            return check.failed_result(op, impl.name, dataclasses.replace(case, seeds=inputs.seeds), "error",
+                                       failure.message)
         with clock("checks/judging, in the parent"):
             outputs = _copied(outputs)
             r = check.judge_case(op, impl.name, case, inputs, outputs)

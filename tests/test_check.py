@@ -1,10 +1,11 @@
 """The checker must reject wrong answers and refuse checks that cannot fail."""
+import dataclasses
 import math
 
 import pytest
 import torch
 
-from compare import check, discover
+from compare import check, discover, schedule
 from compare.spec import Tolerance
 
 GELU = discover.load_op("gelu")
@@ -117,6 +118,65 @@ def test_degenerate_reference_is_refused():
     ref = torch.full((100,), 3.0, dtype=torch.float64) + torch.rand(100, dtype=torch.float64) * 1e-9
     assert "constant" in check.is_degenerate(ref, Tolerance(atol=1e-6, rtol=1e-3))
     assert check.is_degenerate(torch.randn(100, dtype=torch.float64), Tolerance(atol=1e-6, rtol=1e-3)) == ""
+
+
+def _gelu_with(name, make):
+    return dataclasses.replace(GELU, special_inputs={**GELU.special_inputs, name: make})
+
+
+def _zeros_on_heads(shape, dtype, device, generator):
+    """Inputs that are all zeros (GELU's output then is too: a degenerate case) on about half the seeds."""
+    x = torch.randn(shape, generator=generator, device=device).to(dtype)
+    heads = torch.rand((), generator=generator, device=device) < 0.5
+    return (torch.where(heads, torch.zeros_like(x), x),)
+
+
+def _right(x):
+    return GELU.reference(x.double()).to(x.dtype)
+
+
+def test_a_small_case_whose_inputs_could_not_fail_is_drawn_again_and_judged():
+    op = _gelu_with("zeros on heads", _zeros_on_heads)
+    cpu = torch.device("cpu")
+    degenerate = [seed for seed in range(40) if check.is_degenerate(
+        check.reference(op, check.make_inputs(op, (5,), torch.float32, cpu, seed, "zeros on heads")),
+        op.tolerance(torch.float32, (5,), "zeros on heads"), torch.float32)]
+    assert len(degenerate) > 5  # the input set is what the test says
+    for seed in degenerate:
+        case = schedule.CheckCase(torch.float32, (5,), "zeros on heads", None, (1, seed, 2))
+        inputs = check.case_inputs(op, case, cpu)
+        assert inputs.seeds[0] == 1 and inputs.seeds[2] == 2 and inputs.seeds[1] != seed
+        assert inputs.a[0].abs().max() > 0 and torch.equal(inputs.a[0], inputs.pristine_a[0])
+        r = check.run_case_in_process(op, "planted", _right, case, cpu)
+        assert r.ok and r.status == "ok" and r.seeds == inputs.seeds and r.seed == inputs.seeds[1], r
+        zeros = check.run_case_in_process(op, "planted", torch.zeros_like, case, cpu)
+        assert not zeros.ok and zeros.status == "FAIL", zeros  # the drawn-again inputs can fail a wrong row
+
+
+def test_inputs_that_can_never_fail_are_still_refused_as_degenerate():
+    """Drawn again a bounded number of times, then refused: small and large cases alike (a large one is not drawn
+    again at all: its reference is computed once, after the calls)."""
+    op = _gelu_with("zeros", lambda shape, dtype, device, generator: (torch.zeros(shape, dtype=dtype, device=device),))
+    cpu = torch.device("cpu")
+    for shape in ((5,), (check.REDRAW_MAX_ELEMENTS + 1,)):
+        case = schedule.CheckCase(torch.float32, shape, "zeros", None, (1, 7, 2))
+        r = check.run_case_in_process(op, "planted", _right, case, cpu)
+        assert not r.ok and r.status == "degenerate" and "all-zeros" in r.message, r
+        assert (r.seeds[1] != 7) == (shape == (5,)), r.seeds
+
+
+def test_short_softmax_rows_of_ties_are_drawn_again():
+    """Seen on an H100 (softmax, cuda:grid_ring, 7 x 3 "range edges"): rows of three tied entries have the constant
+    output 1/3, and on about one seed in a hundred every row of the case was such a row; the judge refused the case
+    and failed the row. Every case of 150 seeds now has inputs that can fail a kernel."""
+    op = discover.load_op("softmax")
+    cpu = torch.device("cpu")
+    for dtype in (torch.float32, torch.bfloat16):
+        tol = op.tolerance(dtype, (7, 3), "range edges")
+        for seed in range(150):
+            case = schedule.CheckCase(dtype, (7, 3), "range edges", None, (0, seed, 1))
+            inputs = check.case_inputs(op, case, cpu)
+            assert not check.is_degenerate(check.reference(op, inputs.pristine_a), tol, dtype), (dtype, seed)
 
 
 def test_seed_is_stable_and_distinct_per_case():
