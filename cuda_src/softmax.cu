@@ -974,7 +974,8 @@ cudaError_t launch_softmax_resident(lab::DType dtype, const void* x, void* y, in
 // memset launch; under CUDA-graph capture a zeroed buffer of the graph's own is made instead.
 // Rows: up to 4 · SMs of those v3's block cannot hold, in parts of up to kGridRingPartPackets packets, aligned,
 // with a ring of at least kGridRingFewestStages slots; the parts a row are those that give the fewest rows a group
-// times elements a part (32 rows on 132 SMs: 4 groups of 33). Other shapes go to v8. Not yet run on a GPU.
+// times elements a part (32 rows on 132 SMs: 4 groups of 33). Other shapes go to v8. Checked on an H100, not yet
+// timed (results/nvidia-h100-80gb-hbm3/softmax-grid-ring/).
 constexpr int kGridRingThreads = 512;
 constexpr int kGridRingPacks = 4;  // packets a thread holds of a part
 constexpr int64_t kGridRingPartPackets = int64_t{kGridRingThreads} * kGridRingPacks;

@@ -441,7 +441,8 @@ def direct(x: torch.Tensor) -> torch.Tensor:
 # registers. Rows: those v5 and v2 cannot hold (N > MAX_CACHED_COLS), up to EXCHANGE_MOST_ROWS_PER_SM a
 # multiprocessor, that the resident programs cover; under Triton's interpreter only rows one program holds
 # (programs run one at a time there; tests/test_kernels.py raises a program's columns to reach it). Other rows go
-# to v6. Not yet run on a GPU.
+# to v6. Right on an H100 but slower there than v6 at 32 x 256K, where a row has 128 parts of little work each to
+# hide the wait for its partners' pairs (results/nvidia-h100-80gb-hbm3/softmax-grid-ring/; not yet profiled).
 EXCHANGE_MOST_ROWS_PER_SM = 4
 
 
