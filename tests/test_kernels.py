@@ -172,12 +172,14 @@ SOFTMAX_EXCHANGE_CASES = [(torch.float32, (3, 40000), "random"), (torch.float16,
 
 
 @pytest.mark.slow
-def test_softmax_exchange_step_matches_reference_and_leaves_its_words_zeroed(device, monkeypatch):
+@pytest.mark.parametrize("impl_name", ["triton:exchange", "triton:wide_exchange"])
+def test_softmax_exchange_step_matches_reference_and_leaves_its_words_zeroed(impl_name, device, monkeypatch):
     from triton_src import layernorm
     from triton_src import softmax
 
     monkeypatch.setattr(layernorm, "EXCHANGE_COLS", 65536)
-    monkeypatch.setattr(softmax, "_packed", lambda *a: pytest.fail("triton:exchange handed its own rows down"))
+    monkeypatch.setattr(softmax, "WIDE_EXCHANGE_COLS", 65536)
+    monkeypatch.setattr(softmax, "_packed", lambda *a: pytest.fail(f"{impl_name} handed its own rows down"))
     kept = []
 
     def words(x, count):  # zeroed, as _exchange_words hands them, and kept to look at after the call
@@ -190,6 +192,25 @@ def test_softmax_exchange_step_matches_reference_and_leaves_its_words_zeroed(dev
     assert all(shape[1] > softmax.MAX_CACHED_COLS for _, shape, _ in SOFTMAX_EXCHANGE_CASES)
     _check_cases(op, impl, impl.load(), SOFTMAX_EXCHANGE_CASES, device)
     assert kept and all(int(w.count_nonzero()) == 0 for w in kept)  # every row's words and counter zeroed again
+
+
+def test_softmax_wide_exchange_halves_v7s_parts_and_rows_a_program(monkeypatch):
+    """v8's plan on a GPU of 132 multiprocessors (the plan as the launch would make it, on a stand-in tensor): at
+    32 x 256K half of v7's parts a row and half its rows a program, over the same resident programs; rows with more
+    parts than there are resident programs are left to v6 by both."""
+    from triton_src import layernorm
+    from triton_src import softmax
+
+    monkeypatch.setattr(layernorm, "sm_count", lambda device: 132)
+    monkeypatch.setattr(triton_src, "runs_ptx", lambda x: True)
+    x = torch.empty((32, 262144), device="meta")
+    v7 = layernorm.exchange_programs(x, softmax.MAX_CACHED_COLS)
+    v8 = layernorm.exchange_programs(x, softmax.MAX_CACHED_COLS, softmax.WIDE_EXCHANGE_COLS)
+    assert v7 == (128, 2, 16) and v8 == (64, 4, 8), (v7, v8)
+    long_rows = torch.empty((4, 4000000), device="meta")
+    assert layernorm.exchange_programs(long_rows, softmax.MAX_CACHED_COLS, softmax.WIDE_EXCHANGE_COLS) is None
+    meta = layernorm.exchange_forward_meta(v8[0], softmax.WIDE_EXCHANGE_COLS)
+    assert meta["BLOCK"] == softmax.WIDE_EXCHANGE_COLS and meta["SLOTS"] >= 2 * v8[0]
 
 
 @pytest.mark.parametrize("dtype,cols,taken", [(torch.float16, 16384, False), (torch.bfloat16, 16384, False),

@@ -1073,14 +1073,16 @@ def layernorm_exchange_backward_kernel(dy_ptr, x_ptr, w_ptr, mean_ptr, rstd_ptr,
     tl.store(db_part_ptr + g * n + cols, db, mask=mask)
 
 
-def exchange_programs(x: torch.Tensor, after_cols: int | None = None) -> tuple[int, int, int] | None:
-    """(parts a row, groups of rows, rows a group) of an exchange kernel over x, or None where it does not take x:
-    rows of `after_cols` (default EXCHANGE_AFTER_COLS, the backward's) or fewer, rows longer than the resident
-    programs cover, or, under Triton's interpreter, rows that more than one program shares."""
+def exchange_programs(x: torch.Tensor, after_cols: int | None = None,
+                      part_cols: int | None = None) -> tuple[int, int, int] | None:
+    """(parts a row, groups of rows, rows a group) of an exchange kernel over x, parts of `part_cols` columns
+    (default EXCHANGE_COLS), or None where it does not take x: rows of `after_cols` (default EXCHANGE_AFTER_COLS,
+    the backward's) or fewer, rows longer than the resident programs cover, or, under Triton's interpreter, rows
+    that more than one program shares."""
     m, n = x.shape
     if n <= (EXCHANGE_AFTER_COLS if after_cols is None else after_cols) or not m:
         return None
-    parts = triton_src.cdiv(n, EXCHANGE_COLS)
+    parts = triton_src.cdiv(n, EXCHANGE_COLS if part_cols is None else part_cols)
     resident = EXCHANGE_PROGRAMS_PER_SM * sm_count(x.device)
     if parts > resident or (parts > 1 and not triton_src.runs_ptx(x)):
         return None
@@ -1336,10 +1338,11 @@ def layernorm_exchange_forward_kernel(x_ptr, w_ptr, b_ptr, y_ptr, mean_ptr, rstd
                 tl.store(rstd_ptr + late, rstd)
 
 
-def exchange_forward_meta(parts: int) -> dict:
-    """The launch parameters of v14's forward kernel (either norm's; softmax's v7 too) for rows of `parts` parts."""
-    return dict(BLOCK=EXCHANGE_COLS, SLOTS=exchange_slot_words(parts), AHEAD=FORWARD_EXCHANGE_AHEAD,
-                LAG=FORWARD_EXCHANGE_LAG, **EXCHANGE_LAUNCH)
+def exchange_forward_meta(parts: int, part_cols: int | None = None) -> dict:
+    """The launch parameters of v14's forward kernel (either norm's; softmax's v7 and v8 too) for rows of `parts`
+    parts of `part_cols` columns (default EXCHANGE_COLS)."""
+    return dict(BLOCK=EXCHANGE_COLS if part_cols is None else part_cols, SLOTS=exchange_slot_words(parts),
+                AHEAD=FORWARD_EXCHANGE_AHEAD, LAG=FORWARD_EXCHANGE_LAG, **EXCHANGE_LAUNCH)
 
 
 def _exchange_forward(x, weight, bias, via=as_written):

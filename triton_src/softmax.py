@@ -12,6 +12,8 @@ Steps (each one a row, triton:<name>; measured figures: results/<gpu>/softmax.md
               v5's kernels through triton_src.Launcher, the host's time per call cut, the GPU's work the same
   v7 exchange + long rows too few to fill the GPU in one launch and one read: each split across programs that
               are all resident at once and pass their (max, sum) pairs through L2 (the norms' exchange)
+  v8 wide_exchange + parts twice as wide: half the parts a row and half the rows a program, for a cost v7
+              pays per row
 
 As in cuda_src/softmax.cu, each step takes the rows it adds a path for and hands every other shape to the step
 before, so each row runs every shape the one before it runs (triton:tiled, like triton:basic, refuses N > 64K).
@@ -504,9 +506,9 @@ def _exchange_words(x: torch.Tensor, count: int) -> torch.Tensor:
     return words
 
 
-def _exchange(x: torch.Tensor, via=as_written) -> torch.Tensor:
+def _exchange(x: torch.Tensor, via=as_written, part_cols: int | None = None) -> torch.Tensor:
     n_rows, n_cols = x.shape
-    programs = exchange_programs(x, MAX_CACHED_COLS)
+    programs = exchange_programs(x, MAX_CACHED_COLS, part_cols)
     if programs is None or n_rows > EXCHANGE_MOST_ROWS_PER_SM * _sm_count(x.device) or not x.is_contiguous():
         return _packed(x, via)
     parts, groups, rows_per_group = programs
@@ -514,7 +516,7 @@ def _exchange(x: torch.Tensor, via=as_written) -> torch.Tensor:
     words = _exchange_words(x, n_rows * parts * 2 + n_rows)  # the pairs' words, then a counter a row
     via(softmax_exchange_kernel)[(groups * parts,)](
         x, y, words, words[n_rows * parts * 2:], n_rows, n_cols, parts, rows_per_group,
-        **exchange_forward_meta(parts))
+        **exchange_forward_meta(parts, part_cols))
     return y
 
 
@@ -522,3 +524,21 @@ def _exchange(x: torch.Tensor, via=as_written) -> torch.Tensor:
 def exchange(x: torch.Tensor) -> torch.Tensor:
     check_inputs("softmax", ("x", x), ndim=2)
     return _exchange(x, triton_src.launcher)
+
+
+# ---- wide_exchange: v7 with parts twice as wide. -----------------------------------------------------------------
+# v7 takes the norms' plan, 2048-column parts, made for rows of up to 64K columns. At 32 x 256K that is 128 parts a
+# row and 16 rows a program, and v7's time there hardly depends on the dtype (results/nvidia-h100-80gb-hbm3/
+# softmax-grid-ring/): each row costs what its parts do together (a pair published, every partner's pair read from
+# L2 until flagged, an atomic add each on the row's counter), not its bytes. v8 runs the same kernel on parts of
+# WIDE_EXCHANGE_COLS columns: half the partners a row and, over the same resident programs, half the rows a program
+# one after another, each row's part twice the bytes to load while its pairs are awaited. A program still holds
+# its rows in registers (16 values of a part a thread at 8 warps, four parts at a time: the row written, the row
+# reduced, two in flight). Not yet run on a GPU.
+WIDE_EXCHANGE_COLS = 4096
+
+
+@variant("wide_exchange")
+def wide_exchange(x: torch.Tensor) -> torch.Tensor:
+    check_inputs("softmax", ("x", x), ndim=2)
+    return _exchange(x, triton_src.launcher, WIDE_EXCHANGE_COLS)
