@@ -163,16 +163,16 @@ def test_norm_exchange_step_matches_reference_on_its_own_rows(op_name, impl_name
 
 
 # softmax's triton:exchange (v7) takes rows past MAX_CACHED_COLS split over programs that wait for each other's
-# (max, sum) pairs; on the interpreter only rows one program holds, reached by raising a program's columns. Its own
-# kernel (the pairs' words, each row's y a row late, the groups of rows, the words left zeroed) is checked here on
-# groups of one to three rows; rows shared by programs on the GPU (tests/test_softmax_kept_words.py,
-# tests/test_own_kernels.py and the op's checks).
+# (max, sum) pairs (v8 and v9 too, on wider parts; v9 zeroing the words without a counter a row); on the interpreter
+# only rows one program holds, reached by raising a program's columns. Their kernel (the pairs' words, each row's y a
+# row late, the groups of rows, the words left zeroed) is checked here on groups of one to three rows; rows shared
+# by programs on the GPU (tests/test_softmax_kept_words.py, tests/test_own_kernels.py and the op's checks).
 SOFTMAX_EXCHANGE_CASES = [(torch.float32, (3, 40000), "random"), (torch.float16, (5, 33000), "with -inf"),
                           (torch.float32, (4, 34000), "inf and nan"), (torch.float32, (2, 33000), "large magnitudes")]
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("impl_name", ["triton:exchange", "triton:wide_exchange"])
+@pytest.mark.parametrize("impl_name", ["triton:exchange", "triton:wide_exchange", "triton:own_zeroing"])
 def test_softmax_exchange_step_matches_reference_and_leaves_its_words_zeroed(impl_name, device, monkeypatch):
     from triton_src import layernorm
     from triton_src import softmax
@@ -188,7 +188,7 @@ def test_softmax_exchange_step_matches_reference_and_leaves_its_words_zeroed(imp
 
     monkeypatch.setattr(softmax, "_exchange_words", words)
     op = discover.load_op("softmax")
-    impl = next(i for i in discover.implementations(op) if i.name == "triton:exchange")
+    impl = next(i for i in discover.implementations(op) if i.name == impl_name)
     assert all(shape[1] > softmax.MAX_CACHED_COLS for _, shape, _ in SOFTMAX_EXCHANGE_CASES)
     _check_cases(op, impl, impl.load(), SOFTMAX_EXCHANGE_CASES, device)
     assert kept and all(int(w.count_nonzero()) == 0 for w in kept)  # every row's words and counter zeroed again

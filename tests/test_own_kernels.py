@@ -50,6 +50,9 @@ CASES = [
     ("softmax", "triton:wide_exchange", "softmax_exchange_kernel", torch.float32, (32, 262144)),  # 4 groups of 64
     ("softmax", "triton:wide_exchange", "softmax_exchange_kernel", torch.bfloat16, (300, 65600)),  # a 64-col part
     ("softmax", "triton:wide_exchange", "softmax_split_stats_kernel", torch.float16, (4, 4000000)),  # too many
+    ("softmax", "triton:own_zeroing", "softmax_exchange_kernel", torch.float32, (32, 262144)),
+    ("softmax", "triton:own_zeroing", "softmax_exchange_kernel", torch.float16, (300, 65600)),
+    ("softmax", "triton:own_zeroing", "softmax_exchange_kernel", torch.bfloat16, (3, 70000)),  # a row a group
     ("softmax", "triton:packed", "softmax_packed_kernel", torch.float16, (5, 20002)),
 ]
 # Steps that take their own path only where the GPU runs thread-block clusters and bulk copies (compute capability

@@ -1,10 +1,10 @@
-"""softmax's CUDA v9 (cuda:grid_ring) and Triton v7 and v8 (triton:exchange, triton:wide_exchange) pass their programs'
-(max, sum) pairs through words in global memory that must be zero when a call starts; each call leaves them zero, and
-the rows keep them between calls (one buffer a device and stream, a graph's own under capture). What would go wrong
-if they were not: a call reading the pairs an earlier call left behind writes that call's normalisation (right only
-where the inputs' rows happen to share it), and two streams' calls at once would read each other's. Each case here
-changes the inputs between calls, so stale pairs fail against torch.softmax in float64. The harness's checks cover
-the rows, dtypes and special inputs."""
+"""softmax's CUDA v9 (cuda:grid_ring) and Triton v7 to v9 (triton:exchange, triton:wide_exchange, triton:own_zeroing)
+pass their programs' (max, sum) pairs through words in global memory that must be zero when a call starts; each call
+leaves them zero, and the rows keep them between calls (one buffer a device and stream, a graph's own under capture).
+What would go wrong if they were not: a call reading the pairs an earlier call left behind writes that call's
+normalisation (right only where the inputs' rows happen to share it), and two streams' calls at once would read each
+other's. Each case here changes the inputs between calls, so stale pairs fail against torch.softmax in float64. The
+harness's checks cover the rows, dtypes and special inputs."""
 import pytest
 import torch
 
@@ -16,7 +16,8 @@ HOPPER = torch.cuda.is_available() and torch.cuda.get_device_capability() >= (9,
 SHAPES = [(32, 262144), (300, 65600), (3, 70000)]
 
 
-@pytest.fixture(scope="module", params=["cuda:grid_ring", "triton:exchange", "triton:wide_exchange"])
+@pytest.fixture(scope="module",
+                params=["cuda:grid_ring", "triton:exchange", "triton:wide_exchange", "triton:own_zeroing"])
 def row(request):
     """Each row's function."""
     if request.param == "cuda:grid_ring" and not HOPPER:

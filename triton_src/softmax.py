@@ -14,6 +14,8 @@ Steps (each one a row, triton:<name>; measured figures: results/<gpu>/softmax.md
               are all resident at once and pass their (max, sum) pairs through L2 (the norms' exchange)
   v8 wide_exchange + parts twice as wide: half the parts a row and half the rows a program, for a cost v7
               pays per row
+  v9 own_zeroing + no counter a row: a program zeroes its own words of a row once a later row shows every
+              partner past it, so a row's turn waits on no atomic's answer
 
 As in cuda_src/softmax.cu, each step takes the rows it adds a path for and hands every other shape to the step
 before, so each row runs every shape the one before it runs (triton:tiled, like triton:basic, refuses N > 64K).
@@ -460,10 +462,12 @@ def _exchanged_pair(got_m, got_s, words, present):
 
 @triton.jit
 def softmax_exchange_kernel(x_ptr, y_ptr, slots_ptr, done_ptr, m, n, parts, rows_per_group, BLOCK: tl.constexpr,
-                            SLOTS: tl.constexpr, AHEAD: tl.constexpr, LAG: tl.constexpr):
+                            SLOTS: tl.constexpr, AHEAD: tl.constexpr, LAG: tl.constexpr,
+                            OWN_ZEROING: tl.constexpr = False):
     program = tl.program_id(0)
     part = program % parts
-    first = (program // parts).to(tl.int64) * rows_per_group
+    group = program // parts
+    first = group.to(tl.int64) * rows_per_group
     last = tl.minimum(first + rows_per_group, m)
     cols = part * BLOCK + tl.arange(0, BLOCK)
     mask = cols < n
@@ -481,13 +485,23 @@ def softmax_exchange_kernel(x_ptr, y_ptr, slots_ptr, done_ptr, m, n, parts, rows
             publish_sums(slots_ptr, row, part, parts, part_max, part_sum, True)
         if late >= first:
             row_max, row_sum = _exchanged_pair(got_m, got_s, words, present)
-            # The row's last program to have read its words leaves them zero for the next call.
-            if tl.atomic_add(done_ptr + late, 1, sem="relaxed") == parts - 1:
+            if OWN_ZEROING:  # v9: every partner has published row `late`, so has read the words of the row before
+                spent = late - 1 - LAG
+                if spent >= first:
+                    tl.store(slots_ptr + (spent * parts + part) * 2 + tl.arange(0, 2), tl.zeros((2,), tl.int64))
+            elif tl.atomic_add(done_ptr + late, 1, sem="relaxed") == parts - 1:
+                # The row's last program to have read its words leaves them zero for the next call.
                 tl.store(words, 0, mask=present)
                 tl.store(words + 1, 0, mask=present)
                 tl.store(done_ptr + late, 0)
             y = tl.exp(tl.where(mask, x_late.to(tl.float32), NEG_INF) - row_max) * (1.0 / row_sum)
             tl.store(y_ptr + late * n + cols, y.to(y_ptr.dtype.element_ty), mask=mask)
+    if OWN_ZEROING:  # the group's last rows: zeroed by its last program out, once every partner has read them
+        if tl.atomic_add(done_ptr + group, 1, sem="relaxed") == parts - 1:
+            words_of_row = tl.arange(0, SLOTS)
+            for spent in range(tl.maximum(last - 1 - LAG, first), last):
+                tl.store(slots_ptr + spent * parts * 2 + words_of_row, 0, mask=words_of_row < 2 * parts)
+            tl.store(done_ptr + group, 0)
 
 
 # The words kept between calls, zeroed: one buffer a device and stream (two streams' calls at once must not share
@@ -506,7 +520,7 @@ def _exchange_words(x: torch.Tensor, count: int) -> torch.Tensor:
     return words
 
 
-def _exchange(x: torch.Tensor, via=as_written, part_cols: int | None = None) -> torch.Tensor:
+def _exchange(x: torch.Tensor, via=as_written, part_cols: int | None = None, own_zeroing: bool = False) -> torch.Tensor:
     n_rows, n_cols = x.shape
     programs = exchange_programs(x, MAX_CACHED_COLS, part_cols)
     if programs is None or n_rows > EXCHANGE_MOST_ROWS_PER_SM * _sm_count(x.device) or not x.is_contiguous():
@@ -516,7 +530,7 @@ def _exchange(x: torch.Tensor, via=as_written, part_cols: int | None = None) -> 
     words = _exchange_words(x, n_rows * parts * 2 + n_rows)  # the pairs' words, then a counter a row
     via(softmax_exchange_kernel)[(groups * parts,)](
         x, y, words, words[n_rows * parts * 2:], n_rows, n_cols, parts, rows_per_group,
-        **exchange_forward_meta(parts, part_cols))
+        OWN_ZEROING=own_zeroing, **exchange_forward_meta(parts, part_cols))
     return y
 
 
@@ -542,3 +556,18 @@ WIDE_EXCHANGE_COLS = 4096
 def wide_exchange(x: torch.Tensor) -> torch.Tensor:
     check_inputs("softmax", ("x", x), ndim=2)
     return _exchange(x, triton_src.launcher, WIDE_EXCHANGE_COLS)
+
+
+# ---- own_zeroing: v8 without a counter a row. ----------------------------------------------------------------------
+# v7 and v8 leave the words zeroed for the next call through a counter a row: every program adds one to it after
+# reading the row's words, and the one that finds it at parts - 1 zeroes them. That add is an atomic whose answer
+# the program waits for (an L2 round trip, its parts' adds to one address taken one after another) in every row's
+# turn, between reading the pairs and writing the row. v9 needs no answer: once a program has seen every partner's
+# pair of row r flagged, every partner has ended its turn that read the words of row r - 1 - LAG (a program
+# publishes row r only after that turn), so it zeroes its own two words of that row, a plain store. A group's last
+# LAG + 1 rows have no later row to show it: after its last turn each program adds one to a counter of its group,
+# and the last to arrive zeroes those rows' words, one atomic a program a call. Not yet run on a GPU.
+@variant("own_zeroing")
+def own_zeroing(x: torch.Tensor) -> torch.Tensor:
+    check_inputs("softmax", ("x", x), ndim=2)
+    return _exchange(x, triton_src.launcher, WIDE_EXCHANGE_COLS, own_zeroing=True)
