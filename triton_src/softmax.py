@@ -485,7 +485,7 @@ def softmax_exchange_kernel(x_ptr, y_ptr, slots_ptr, done_ptr, m, n, parts, rows
             publish_sums(slots_ptr, row, part, parts, part_max, part_sum, True)
         if late >= first:
             row_max, row_sum = _exchanged_pair(got_m, got_s, words, present)
-            if OWN_ZEROING:  # v9: every partner has published row `late`, so has read the words of the row before
+            if OWN_ZEROING:  # v9: every partner has published row `late`, so has read the words of `spent`
                 spent = late - 1 - LAG
                 if spent >= first:
                     tl.store(slots_ptr + (spent * parts + part) * 2 + tl.arange(0, 2), tl.zeros((2,), tl.int64))
@@ -527,7 +527,7 @@ def _exchange(x: torch.Tensor, via=as_written, part_cols: int | None = None, own
         return _packed(x, via)
     parts, groups, rows_per_group = programs
     y = torch.empty_like(x)
-    words = _exchange_words(x, n_rows * parts * 2 + n_rows)  # the pairs' words, then a counter a row
+    words = _exchange_words(x, n_rows * parts * 2 + n_rows)  # the pairs' words, then a counter a row (v9: a group)
     via(softmax_exchange_kernel)[(groups * parts,)](
         x, y, words, words[n_rows * parts * 2:], n_rows, n_cols, parts, rows_per_group,
         OWN_ZEROING=own_zeroing, **exchange_forward_meta(parts, part_cols))
