@@ -1339,7 +1339,7 @@ def layernorm_exchange_forward_kernel(x_ptr, w_ptr, b_ptr, y_ptr, mean_ptr, rstd
 
 
 def exchange_forward_meta(parts: int, part_cols: int | None = None) -> dict:
-    """The launch parameters of v14's forward kernel (either norm's; softmax's v7 and v8 too) for rows of `parts`
+    """The launch parameters of v14's forward kernel (either norm's; softmax's v7 to v9 too) for rows of `parts`
     parts of `part_cols` columns (default EXCHANGE_COLS)."""
     return dict(BLOCK=EXCHANGE_COLS if part_cols is None else part_cols, SLOTS=exchange_slot_words(parts),
                 AHEAD=FORWARD_EXCHANGE_AHEAD, LAG=FORWARD_EXCHANGE_LAG, **EXCHANGE_LAUNCH)
